@@ -1,0 +1,53 @@
+# The two commands of the README: `make demo` and `make test`. Everything else is a step of them.
+PY       ?= /usr/bin/python3
+BUILD    ?= build
+JOBS     ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: deps build test unit pytest asan fuzz demo bench clean format
+
+deps:
+	scripts/install-deps
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON \
+	  -DPython3_EXECUTABLE=$(PY) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Every test: unit tests (GoogleTest via CTest), Python tests (pytest), the unit tests again
+# under ASan+UBSan, and a short run of each libFuzzer target.
+test: build
+	$(MAKE) unit pytest asan fuzz
+
+unit:
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+pytest:
+	SLUICE_BUILD=$(abspath $(BUILD)) PYTHONPATH=$(abspath $(BUILD))/python \
+	  $(PY) -m pytest -q tests/python
+
+asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON \
+	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY)
+	cmake --build build-asan -j $(JOBS) --target sluice_tests
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 600
+
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF
+	cmake --build build-fuzz -j $(JOBS)
+	scripts/run-fuzzers build-fuzz $(FUZZ_SECONDS)
+
+demo: build
+	scripts/demo
+
+bench: build
+	scripts/bench-all
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -1,0 +1,103 @@
+// The FileSystem interface: every byte sluice reads or writes goes through it, so remote
+// stores (S3, HDFS) and a node-local cache tier drop in without touching format or pipeline
+// code. Paths are plain strings; FileSystemFor() dispatches URIs to an implementation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/base/bytes.h"
+#include "sluice/base/status.h"
+
+namespace sluice::io {
+
+// A file opened for positional reads.
+// Threading: every method is safe to call concurrently from many threads (reads are
+// positional; there is no shared cursor), which is what lets a reader keep many reads in
+// flight on one file.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  virtual const std::string& path() const = 0;
+  // Size at open time.
+  virtual uint64_t size() const = 0;
+  // Reads up to n bytes starting at `offset`. The result views `scratch` (which must hold n
+  // bytes) or memory owned by the file (e.g. a mapping, valid while the file lives). It is
+  // shorter than n only when the file ends first; an offset at or past the end gives an
+  // empty view, not an error.
+  virtual Result<ByteView> Read(uint64_t offset, size_t n, char* scratch) const = 0;
+};
+
+// A file being written sequentially.
+// Threading: not thread-safe; one writer at a time.
+// Atomicity: bytes appear under the final name only when Close() succeeds (the
+// implementation writes a temporary name and renames it). Destroying an unclosed file, or
+// Abort(), removes the temporary, so a crash never leaves a half file under the final name.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual const std::string& path() const = 0;  // the final name
+  virtual Status Append(ByteView data) = 0;
+  // Flushes, syncs if requested at open, and renames into place. Reports the final status;
+  // calling it twice returns the first result.
+  virtual Status Close() = 0;
+  virtual void Abort() = 0;
+  virtual uint64_t bytes_written() const = 0;
+};
+
+struct FileInfo {
+  std::string path;  // full path as passed to the FileSystem
+  uint64_t size = 0;
+  bool is_directory = false;
+};
+
+struct WriteOptions {
+  bool sync_on_close = false;  // fsync before rename. Default: false (page cache is enough
+                               // for conversion jobs; set for durability against power loss)
+};
+
+// Threading: all methods are safe to call concurrently.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  virtual std::string_view name() const = 0;  // "local", "memory", ...
+
+  virtual Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) = 0;
+  virtual Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
+                                                             const WriteOptions& options = {}) = 0;
+  virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // Entries directly inside `dir`, sorted by name.
+  virtual Result<std::vector<FileInfo>> List(const std::string& dir) = 0;
+  virtual Status Delete(const std::string& path) = 0;
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // Creates `dir` and its missing parents; OK if it exists.
+  virtual Status CreateDirs(const std::string& dir) = 0;
+
+  // Convenience built on the methods above.
+  Result<std::string> ReadAll(const std::string& path);
+  Status WriteAll(const std::string& path, ByteView data);
+  bool Exists(const std::string& path);
+  // Files matching a shell pattern (* ? [..]) in its last path components, sorted.
+  Result<std::vector<std::string>> Glob(const std::string& pattern);
+};
+
+// The process-wide local file system (pread / write + rename).
+FileSystem* LocalFileSystem();
+
+// A fresh in-memory file system, for tests.
+std::unique_ptr<FileSystem> NewMemoryFileSystem();
+
+// Picks the file system for a path or URI: "/x", "x", "file:///x" are local. Other schemes
+// (s3://, hdfs://) are Unimplemented until their issues land. On success `*local_path`
+// receives the path to hand to the returned file system.
+Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path);
+
+// Path helpers ('/' separated).
+std::string JoinPath(std::string_view a, std::string_view b);
+std::string_view Dirname(std::string_view path);
+std::string_view Basename(std::string_view path);
+
+}  // namespace sluice::io

@@ -1,0 +1,107 @@
+// FileSystem conveniences, path helpers and URI dispatch.
+#include "sluice/io/file_system.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace sluice::io {
+
+Result<std::string> FileSystem::ReadAll(const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(auto file, OpenForRead(path));
+  std::string data(file->size(), '\0');
+  SLUICE_ASSIGN_OR_RETURN(ByteView got, file->Read(0, data.size(), data.data()));
+  if (got.size() != data.size()) {
+    return DataLoss(path + ": file shrank while reading (" + std::to_string(got.size()) + " of " +
+                    std::to_string(data.size()) + " bytes)");
+  }
+  if (got.data() != data.data()) data.assign(got.data(), got.size());
+  return data;
+}
+
+Status FileSystem::WriteAll(const std::string& path, ByteView data) {
+  SLUICE_ASSIGN_OR_RETURN(auto file, OpenForWrite(path));
+  SLUICE_RETURN_IF_ERROR(file->Append(data));
+  return file->Close();
+}
+
+bool FileSystem::Exists(const std::string& path) { return Stat(path).ok(); }
+
+namespace {
+bool HasWildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+}  // namespace
+
+Result<std::vector<std::string>> FileSystem::Glob(const std::string& pattern) {
+  // Expand one path component at a time, so "data/*/train-*.tfrecord" works.
+  std::vector<std::string> prefixes;
+  std::string_view rest = pattern;
+  if (!rest.empty() && rest.front() == '/') {
+    prefixes.push_back("/");
+    rest.remove_prefix(1);
+  } else {
+    prefixes.push_back("");
+  }
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string comp(rest.substr(0, slash));
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    bool last = rest.empty();
+    std::vector<std::string> next;
+    for (const auto& prefix : prefixes) {
+      if (!HasWildcard(comp)) {
+        std::string p = prefix.empty() ? comp : JoinPath(prefix, comp);
+        if (!last || Exists(p)) next.push_back(std::move(p));
+        continue;
+      }
+      auto entries = List(prefix.empty() ? "." : prefix);
+      if (!entries.ok()) continue;
+      for (const auto& e : *entries) {
+        std::string base(Basename(e.path));
+        if (::fnmatch(comp.c_str(), base.c_str(), FNM_PERIOD) != 0) continue;
+        if (!last && !e.is_directory) continue;
+        next.push_back(prefix.empty() ? base : JoinPath(prefix, base));
+      }
+    }
+    prefixes = std::move(next);
+  }
+  std::sort(prefixes.begin(), prefixes.end());
+  return prefixes;
+}
+
+Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path) {
+  size_t sep = uri.find("://");
+  if (sep == std::string_view::npos) {
+    *local_path = std::string(uri);
+    return LocalFileSystem();
+  }
+  std::string_view scheme = uri.substr(0, sep);
+  if (scheme == "file") {
+    *local_path = std::string(uri.substr(sep + 3));
+    return LocalFileSystem();
+  }
+  return Unimplemented("no file system for scheme '" + std::string(scheme) + "' in " +
+                       std::string(uri) + " (only local paths are supported so far)");
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (!b.empty() && b.front() == '/') return std::string(b);
+  std::string out(a);
+  if (out.back() != '/') out += '/';
+  out += b;
+  return out;
+}
+
+std::string_view Dirname(std::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string_view Basename(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace sluice::io

@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "sluice/io/file_system.h"
+
+namespace sluice::io {
+namespace {
+
+class FileSystemTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "local") {
+      char tmpl[] = "/tmp/sluice_fs_test_XXXXXX";
+      ASSERT_NE(::mkdtemp(tmpl), nullptr);
+      dir_ = tmpl;
+      fs_ = LocalFileSystem();
+    } else {
+      owned_ = NewMemoryFileSystem();
+      fs_ = owned_.get();
+      dir_ = "/mem";
+      ASSERT_TRUE(fs_->CreateDirs(dir_).ok());
+    }
+  }
+  void TearDown() override {
+    if (GetParam() == "local") std::filesystem::remove_all(dir_);
+  }
+  std::string P(const std::string& name) { return JoinPath(dir_, name); }
+
+  std::unique_ptr<FileSystem> owned_;
+  FileSystem* fs_ = nullptr;
+  std::string dir_;
+};
+
+TEST_P(FileSystemTest, WriteIsInvisibleUntilClose) {
+  auto w = fs_->OpenForWrite(P("a.bin"));
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append("hello ").ok());
+  ASSERT_TRUE((*w)->Append("world").ok());
+  EXPECT_FALSE(fs_->Exists(P("a.bin")));
+  ASSERT_TRUE((*w)->Close().ok());
+  EXPECT_TRUE(fs_->Exists(P("a.bin")));
+  auto data = fs_->ReadAll(P("a.bin"));
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(*data, "hello world");
+}
+
+TEST_P(FileSystemTest, AbortedWriteLeavesNothing) {
+  {
+    auto w = fs_->OpenForWrite(P("b.bin"));
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Append("partial").ok());
+    // destroyed without Close
+  }
+  EXPECT_FALSE(fs_->Exists(P("b.bin")));
+  auto list = fs_->List(dir_);
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->empty()) << (*list)[0].path;  // no temp file left behind either
+}
+
+TEST_P(FileSystemTest, PositionalReadsAndEof) {
+  ASSERT_TRUE(fs_->WriteAll(P("c.bin"), "0123456789").ok());
+  auto f = fs_->OpenForRead(P("c.bin"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)->size(), 10u);
+  char buf[16];
+  auto r = (*f)->Read(3, 4, buf);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, "3456");
+  r = (*f)->Read(8, 10, buf);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, "89");
+  r = (*f)->Read(10, 4, buf);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+}
+
+TEST_P(FileSystemTest, MissingFileIsNotFound) {
+  auto f = fs_->OpenForRead(P("nope"));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(f.status().message().find("nope"), std::string::npos);
+}
+
+TEST_P(FileSystemTest, ListGlobRename) {
+  ASSERT_TRUE(fs_->CreateDirs(P("sub/deeper")).ok());
+  for (auto n : {"train-1.tfrecord", "train-0.tfrecord", "val-0.tfrecord"}) {
+    ASSERT_TRUE(fs_->WriteAll(P(std::string("sub/") + n), "x").ok());
+  }
+  auto g = fs_->Glob(P("sub/train-*.tfrecord"));
+  ASSERT_TRUE(g.ok());
+  ASSERT_EQ(g->size(), 2u);
+  EXPECT_EQ((*g)[0], P("sub/train-0.tfrecord"));
+  EXPECT_EQ((*g)[1], P("sub/train-1.tfrecord"));
+  auto g2 = fs_->Glob(P("s*/val-?.tfrecord"));
+  ASSERT_TRUE(g2.ok());
+  ASSERT_EQ(g2->size(), 1u);
+  ASSERT_TRUE(fs_->Rename(P("sub/val-0.tfrecord"), P("sub/val-1.tfrecord")).ok());
+  EXPECT_FALSE(fs_->Exists(P("sub/val-0.tfrecord")));
+  EXPECT_TRUE(fs_->Exists(P("sub/val-1.tfrecord")));
+  auto list = fs_->List(P("sub"));
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 4u);
+  EXPECT_TRUE((*list)[0].is_directory);  // "deeper" sorts first
+  ASSERT_TRUE(fs_->Delete(P("sub/val-1.tfrecord")).ok());
+  EXPECT_EQ(fs_->Delete(P("sub/val-1.tfrecord")).code(), StatusCode::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, FileSystemTest, ::testing::Values("local", "memory"));
+
+TEST(FileSystemFor, DispatchesSchemes) {
+  std::string p;
+  auto fs = FileSystemFor("file:///tmp/x", &p);
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(p, "/tmp/x");
+  fs = FileSystemFor("data/x", &p);
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(p, "data/x");
+  fs = FileSystemFor("s3://bucket/x", &p);
+  EXPECT_EQ(fs.status().code(), StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace sluice::io
