@@ -1,0 +1,101 @@
+// The global sample order of an epoch and each rank's slice of it (DESIGN.md, "Global
+// order"). For a snapshot (the record counts of its shards), a seed and an epoch, the order
+// is a pure function of them: independent of world size, threads and buffer sizes. Positions
+// map to records in O(1) (global mode) or O(log shards) (block mode) with O(1) memory per
+// epoch, which is what makes an iterator's state a few bytes and restore O(1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/base/status.h"
+
+namespace sluice::pipeline {
+
+enum class ShuffleMode {
+  kNone,    // records in shard order
+  kGlobal,  // a full pseudo-random permutation of all records per epoch (default)
+  kBlock,   // shards permuted, then records permuted within windows of `block_shards` shards
+  kBuffer,  // tf.data-style bounded shuffle buffer over the shard-order stream (a stage, not
+            // a permutation: GlobalOrder yields shard order and the buffer stage shuffles)
+};
+
+std::string_view ShuffleModeName(ShuffleMode mode);  // "none", "global", "block", "buffer"
+Result<ShuffleMode> ParseShuffleMode(std::string_view name);
+
+struct OrderOptions {
+  ShuffleMode mode = ShuffleMode::kGlobal;  // Default: global
+  uint64_t seed = 0;                        // Default: 0
+  uint32_t block_shards = 4;                // Default: 4 shards per window (block mode)
+};
+
+// Where a global record id lives.
+struct RecordLocation {
+  uint32_t shard = 0;
+  uint64_t index = 0;  // record index inside the shard
+};
+
+class GlobalOrder {
+ public:
+  // `shard_records[i]` = records in shard i of the snapshot. Global record ids number the
+  // records shard by shard: id = (records of earlier shards) + index in shard.
+  GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options, uint64_t epoch);
+
+  uint64_t size() const { return total_; }
+  uint64_t epoch() const { return epoch_; }
+  const OrderOptions& options() const { return options_; }
+  // The global record id at `position` (0 <= position < size()).
+  uint64_t RecordAt(uint64_t position) const;
+  RecordLocation Locate(uint64_t record_id) const;
+  // A 64-bit fingerprint of the snapshot (shard record counts): stored in iterator state so a
+  // restore onto a different dataset is refused.
+  uint64_t snapshot_fingerprint() const { return fingerprint_; }
+
+ private:
+  std::vector<uint64_t> shard_records_;
+  std::vector<uint64_t> shard_starts_;  // prefix sums: first global id of each shard
+  OrderOptions options_;
+  uint64_t epoch_ = 0;
+  uint64_t total_ = 0;
+  uint64_t fingerprint_ = 0;
+  // Implementation state for the permutations (keys, block layout) goes here.
+  std::vector<uint32_t> shard_perm_;  // block mode: shard order for this epoch
+};
+
+// What a rank does with the records left over when the epoch size is not a multiple of the
+// world size (so that every rank yields the same number of samples).
+enum class Remainder {
+  kDrop,  // Default: the last (size % world) positions of the epoch are not used
+  kPad,   // the epoch is padded by repeating positions from its start
+};
+
+struct ShardingOptions {
+  uint32_t rank = 0;        // Default: 0
+  uint32_t world_size = 1;  // Default: 1
+  Remainder remainder = Remainder::kDrop;
+};
+
+// Rank r's slice of an epoch's order, starting at global position `start` (the number of
+// positions all ranks together had consumed before: 0 for a fresh epoch, other values after an
+// elastic restore). Rank r takes positions start + r, start + r + W, ... so that a restore with
+// another W continues the epoch with no sample missed or repeated.
+class RankSlice {
+ public:
+  RankSlice(const GlobalOrder* order, ShardingOptions sharding, uint64_t start = 0);
+  // Samples this rank yields from `start` to the end of the epoch (equal for all ranks).
+  uint64_t size() const { return size_; }
+  // The epoch position of this rank's k-th sample (0 <= k < size()).
+  uint64_t PositionAt(uint64_t k) const;
+  uint64_t RecordAt(uint64_t k) const { return order_->RecordAt(PositionAt(k)); }
+  // Global positions consumed by all ranks once every rank has taken k samples.
+  uint64_t GlobalConsumedAfter(uint64_t k) const;
+
+ private:
+  const GlobalOrder* order_;
+  ShardingOptions sharding_;
+  uint64_t start_ = 0;
+  uint64_t size_ = 0;
+};
+
+}  // namespace sluice::pipeline
