@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -103,6 +104,9 @@ class ExampleBuilder {
  public:
   ExampleBuilder& AddBytes(std::string_view name, std::vector<std::string> values);
   ExampleBuilder& AddBytes(std::string_view name, std::string_view value);
+  // AddBytes("x", {"a", "b"}): without this overload the braces are ambiguous, since C++20's
+  // string_view has an iterator-pair constructor.
+  ExampleBuilder& AddBytes(std::string_view name, std::initializer_list<std::string_view> values);
   ExampleBuilder& AddFloats(std::string_view name, std::vector<float> values);
   ExampleBuilder& AddInt64s(std::string_view name, std::vector<int64_t> values);
   void Clear() { features_.clear(); }
