@@ -7,6 +7,7 @@
 // entry the last key wins and repeated values merge.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -125,9 +126,11 @@ bool DecodeExample(wire::WireReader* r, Target&& target) {
 // Map node reuse: parsing into a std::map keeps its nodes (key strings and FeatureView
 // vectors with their capacity) in a spare list instead of freeing them, so re-parsing
 // records of the same shape allocates nothing.
+// Nodes are stacked last name first, so records whose features arrive in name order (as
+// every deterministic writer emits them) get each name's own node, capacity and all, back.
 template <typename Map>
 void RecycleNodes(Map* map, std::vector<typename Map::node_type>* spare) {
-  while (!map->empty()) spare->push_back(map->extract(map->begin()));
+  while (!map->empty()) spare->push_back(map->extract(std::prev(map->end())));
 }
 template <typename Map>
 typename Map::mapped_type* FindOrInsert(Map* map, std::vector<typename Map::node_type>* spare,

@@ -74,7 +74,7 @@ bool WireReader::SkipField(uint32_t field, WireType type) {
     case WireType::kStartGroup:
       return SkipGroup(field, 1);
     case WireType::kEndGroup:
-      return Fail("end-group key without a matching start-group");
+      return FailAtKey("end-group key without a matching start-group");
     case WireType::kFixed32:
       return ReadFixed32(&scratch32);
   }
@@ -83,7 +83,7 @@ bool WireReader::SkipField(uint32_t field, WireType type) {
 
 // Skips up to and including the end-group key of `field`; nested groups recurse.
 bool WireReader::SkipGroup(uint32_t field, int depth) {
-  if (depth > kMaxGroupDepth) return Fail("groups nested too deeply");
+  if (depth > kMaxGroupDepth) return FailAtKey("groups nested too deeply");
   while (true) {
     if (AtLimit()) return Fail("group not closed before the end of its message");
     uint32_t inner = 0;
