@@ -69,6 +69,8 @@ void AppendFloat(std::string* out, float f) {
     out->append("\"NaN\"");
   } else if (std::isinf(f)) {
     out->append(f > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  } else if (f == 0 && std::signbit(f)) {
+    out->append("-0.0");  // "-0" would read back as the integer 0 in most JSON parsers
   } else {
     char buf[32];
     auto result = std::to_chars(buf, buf + sizeof buf, f);  // shortest round-trip form

@@ -49,7 +49,7 @@ TEST(ExampleJson, WritesEveryKind) {
   ExampleView e;
   ASSERT_TRUE(e.Parse(record).ok());
   EXPECT_EQ(ExampleToJson(e),
-            R"({"b":{"bytes":["Zm9v",""]},"f":{"float":[0.1,-0,1e+10,3]},)"
+            R"({"b":{"bytes":["Zm9v",""]},"f":{"float":[0.1,-0.0,1e+10,3]},)"
             R"("i":{"int64":[-9223372036854775808,42]},"none":{}})");
 }
 
@@ -80,7 +80,7 @@ TEST(ExampleJson, NamesAreEscapedAndInvalidUtf8Replaced) {
 TEST(ExampleJson, FromJsonRoundTripsBytesExactly) {
   std::string record = ExampleBuilder()
                            .AddBytes("b", {std::string("\0\xff\x10", 3), "text"})
-                           .AddFloats("f", {0.1f, 1.17549435e-38f, 3.4028235e38f, -1.5f})
+                           .AddFloats("f", {0.1f, 1.17549435e-38f, 3.4028235e38f, -1.5f, -0.0f, 1e-45f})
                            .AddInt64s("i", {std::numeric_limits<int64_t>::min(), -1, 0,
                                             std::numeric_limits<int64_t>::max()})
                            .AddFloats("nan", {std::numeric_limits<float>::quiet_NaN()})
