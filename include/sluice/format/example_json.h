@@ -6,7 +6,7 @@
 //   - bytes values are standard base64 (RFC 4648, padded);
 //   - floats are written in the shortest form that reads back to the same float (negative
 //     zero as -0.0); NaN and infinities, which JSON lacks, are the strings "NaN",
-//     "Infinity", "-Infinity";
+//     "Infinity", "-Infinity" (NaN payload bits are not kept);
 //   - int64 values are JSON integers (exact; beware of readers that parse them as doubles);
 //   - a feature with no kind set is {};
 //   - names are JSON strings; bytes that are not valid UTF-8 become U+FFFD.
