@@ -20,9 +20,8 @@ bool WireReader::ReadVarintSlow(uint64_t* value) {
   return FailAt(start, "varint longer than 10 bytes");
 }
 
-bool WireReader::ReadTag(uint32_t* field, WireType* type) {
+bool WireReader::ReadTagSlow(uint32_t* field, WireType* type) {
   const char* start = pos_;
-  key_at_ = start;
   uint64_t key = 0;
   if (!ReadVarint(&key)) return false;
   if (key > UINT32_MAX) return FailAt(start, "field key exceeds 32 bits");
@@ -45,18 +44,6 @@ bool WireReader::ReadFixed64(uint64_t* value) {
   if (limit_ - pos_ < 8) return Fail("truncated fixed64");
   *value = DecodeFixed64(pos_);
   pos_ += 8;
-  return true;
-}
-
-bool WireReader::ReadLengthDelimited(ByteView* payload) {
-  const char* start = pos_;
-  uint64_t length = 0;
-  if (!ReadVarint(&length)) return false;
-  if (length > static_cast<uint64_t>(limit_ - pos_)) {
-    return FailAt(start, "length-delimited field runs past the end of its message");
-  }
-  *payload = ByteView(pos_, static_cast<size_t>(length));
-  pos_ += length;
   return true;
 }
 
