@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "format/base64.h"
@@ -130,8 +129,8 @@ namespace {
 using Json = nlohmann::json;
 
 Status Bad(const std::string& name, std::string_view what) {
-  return InvalidArgument("example JSON: feature \"" + std::string(name) + "\": " +
-                         std::string(what));
+  return InvalidArgument("example JSON: feature \"" + std::string(name) +
+                         "\": " + std::string(what));
 }
 
 Result<float> FloatFromJson(const Json& v, const std::string& name) {
@@ -206,9 +205,15 @@ Result<Json> ParseObject(std::string_view text) {
 // Adapts FeatureFromJson's sink calls to time steps of a SequenceExampleBuilder.
 struct StepSink {
   SequenceExampleBuilder* builder;
-  void AddBytes(std::string_view n, std::vector<std::string> v) { builder->AddStepBytes(n, std::move(v)); }
-  void AddFloats(std::string_view n, std::vector<float> v) { builder->AddStepFloats(n, std::move(v)); }
-  void AddInt64s(std::string_view n, std::vector<int64_t> v) { builder->AddStepInt64s(n, std::move(v)); }
+  void AddBytes(std::string_view n, std::vector<std::string> v) {
+    builder->AddStepBytes(n, std::move(v));
+  }
+  void AddFloats(std::string_view n, std::vector<float> v) {
+    builder->AddStepFloats(n, std::move(v));
+  }
+  void AddInt64s(std::string_view n, std::vector<int64_t> v) {
+    builder->AddStepInt64s(n, std::move(v));
+  }
 };
 
 Status FeaturesFromJson(const Json& features, ExampleBuilder* builder) {

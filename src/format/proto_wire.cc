@@ -81,8 +81,7 @@ bool WireReader::SkipGroup(uint32_t field, int depth) {
       if (inner != field) return FailAt(key_at, "end-group key does not match its group");
       return true;
     }
-    bool ok = type == WireType::kStartGroup ? SkipGroup(inner, depth + 1)
-                                            : SkipField(inner, type);
+    bool ok = type == WireType::kStartGroup ? SkipGroup(inner, depth + 1) : SkipField(inner, type);
     if (!ok) return false;
   }
 }

@@ -130,7 +130,7 @@ class WireReader {
   const char* pos_;
   const char* limit_;
   const char* key_at_ = nullptr;  // start of the last key read
-  const char* error_ = nullptr;  // static string; nullptr while healthy
+  const char* error_ = nullptr;   // static string; nullptr while healthy
   uint64_t error_offset_ = 0;
 };
 

@@ -13,8 +13,12 @@ namespace {
 using namespace testing;  // NOLINT: wire helpers
 
 TEST(Base64, Rfc4648Vectors) {
-  const char* vectors[][2] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
-                              {"foo", "Zm9v"},  {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+  const char* vectors[][2] = {{"", ""},
+                              {"f", "Zg=="},
+                              {"fo", "Zm8="},
+                              {"foo", "Zm9v"},
+                              {"foob", "Zm9vYg=="},
+                              {"fooba", "Zm9vYmE="},
                               {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     std::string e;
@@ -34,7 +38,8 @@ TEST(Base64, Rfc4648Vectors) {
 
 TEST(Base64, RejectsNonCanonicalText) {
   std::string d;
-  for (const char* bad : {"Zg", "Zg=", "Z===", "====", "Zh==", "Zm9=", "Zm 9", "Zm9v====", "=Zm9"}) {
+  for (const char* bad :
+       {"Zg", "Zg=", "Z===", "====", "Zh==", "Zm9=", "Zm 9", "Zm9v====", "=Zm9"}) {
     EXPECT_FALSE(DecodeBase64(bad, &d)) << bad;
   }
 }
@@ -48,15 +53,15 @@ TEST(ExampleJson, WritesEveryKind) {
                        ExampleOf(Entry("none", ""));
   ExampleView e;
   ASSERT_TRUE(e.Parse(record).ok());
-  EXPECT_EQ(ExampleToJson(e),
-            R"({"b":{"bytes":["Zm9v",""]},"f":{"float":[0.1,-0.0,1e+10,3]},)"
-            R"("i":{"int64":[-9223372036854775808,42]},"none":{}})");
+  EXPECT_EQ(ExampleToJson(e), R"({"b":{"bytes":["Zm9v",""]},"f":{"float":[0.1,-0.0,1e+10,3]},)"
+                              R"("i":{"int64":[-9223372036854775808,42]},"none":{}})");
 }
 
 TEST(ExampleJson, NonFiniteFloatsAreStrings) {
   const float kInf = std::numeric_limits<float>::infinity();
-  std::string record =
-      ExampleBuilder().AddFloats("f", {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf}).Serialize();
+  std::string record = ExampleBuilder()
+                           .AddFloats("f", {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf})
+                           .Serialize();
   ExampleView e;
   ASSERT_TRUE(e.Parse(record).ok());
   EXPECT_EQ(ExampleToJson(e), R"({"f":{"float":["NaN","Infinity","-Infinity"]}})");
@@ -78,13 +83,14 @@ TEST(ExampleJson, NamesAreEscapedAndInvalidUtf8Replaced) {
 }
 
 TEST(ExampleJson, FromJsonRoundTripsBytesExactly) {
-  std::string record = ExampleBuilder()
-                           .AddBytes("b", {std::string("\0\xff\x10", 3), "text"})
-                           .AddFloats("f", {0.1f, 1.17549435e-38f, 3.4028235e38f, -1.5f, -0.0f, 1e-45f})
-                           .AddInt64s("i", {std::numeric_limits<int64_t>::min(), -1, 0,
-                                            std::numeric_limits<int64_t>::max()})
-                           .AddFloats("nan", {std::numeric_limits<float>::quiet_NaN()})
-                           .Serialize();
+  std::string record =
+      ExampleBuilder()
+          .AddBytes("b", {std::string("\0\xff\x10", 3), "text"})
+          .AddFloats("f", {0.1f, 1.17549435e-38f, 3.4028235e38f, -1.5f, -0.0f, 1e-45f})
+          .AddInt64s("i", {std::numeric_limits<int64_t>::min(), -1, 0,
+                           std::numeric_limits<int64_t>::max()})
+          .AddFloats("nan", {std::numeric_limits<float>::quiet_NaN()})
+          .Serialize();
   ExampleView e;
   ASSERT_TRUE(e.Parse(record).ok());
   ExampleBuilder rebuilt;
@@ -100,8 +106,9 @@ TEST(ExampleJson, SequenceRoundTrip) {
   SequenceExampleView s;
   ASSERT_TRUE(s.Parse(record).ok());
   std::string json = SequenceExampleToJson(s);
-  EXPECT_EQ(json, R"({"context":{"id":{"bytes":["eA=="]},"n":{"int64":[2]}},)"
-                  R"("feature_lists":{"tok":[{"int64":[1,2]},{"int64":[]}],"w":[{"float":[0.5]}]}})");
+  EXPECT_EQ(json,
+            R"({"context":{"id":{"bytes":["eA=="]},"n":{"int64":[2]}},)"
+            R"("feature_lists":{"tok":[{"int64":[1,2]},{"int64":[]}],"w":[{"float":[0.5]}]}})");
   SequenceExampleBuilder rebuilt;
   ASSERT_TRUE(SequenceExampleFromJson(json, &rebuilt).ok());
   EXPECT_EQ(rebuilt.Serialize(), record);
@@ -135,8 +142,16 @@ TEST(ExampleJson, FromJsonRejectsMalformedSpecs) {
 TEST(SchemaInference, FixedVaryingAndMissingCounts) {
   ExampleView e;
   SchemaInference inference;
-  std::string r1 = ExampleBuilder().AddBytes("img", "a").AddFloats("box", {1, 2}).AddInt64s("tags", {1}).Serialize();
-  std::string r2 = ExampleBuilder().AddBytes("img", "b").AddFloats("box", {3, 4}).AddInt64s("tags", {1, 2}).Serialize();
+  std::string r1 = ExampleBuilder()
+                       .AddBytes("img", "a")
+                       .AddFloats("box", {1, 2})
+                       .AddInt64s("tags", {1})
+                       .Serialize();
+  std::string r2 = ExampleBuilder()
+                       .AddBytes("img", "b")
+                       .AddFloats("box", {3, 4})
+                       .AddInt64s("tags", {1, 2})
+                       .Serialize();
   std::string r3 = ExampleBuilder().AddBytes("img", "c").AddFloats("box", {5, 6}).Serialize();
   for (const std::string* r : {&r1, &r2, &r3}) {
     ASSERT_TRUE(e.Parse(*r).ok());

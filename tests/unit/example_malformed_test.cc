@@ -123,15 +123,17 @@ TEST(SequenceExampleMalformed, WrongWireTypeAndTruncation) {
   EXPECT_EQ(st.message(),
             "tf.train.SequenceExample: offset 0: wrong wire type for SequenceExample field");
   st = s.Parse(Field(2, Entry("l", VarintField(1, 1))));
-  EXPECT_EQ(st.message(), "tf.train.SequenceExample: offset 9: wrong wire type for FeatureList.feature");
+  EXPECT_EQ(st.message(),
+            "tf.train.SequenceExample: offset 9: wrong wire type for FeatureList.feature");
   st = s.Parse(Field(1, Entry("c", Int64Feature(Field(1, Hex("80"))))));
   EXPECT_EQ(st.message(), "tf.train.SequenceExample: offset 13: truncated varint");
   EXPECT_TRUE(s.context().features().empty());
 }
 
 // Cutting a valid record anywhere but between top-level fields must fail, since every
-// nested message is length-prefixed (Example has one top-level field, SequenceExample two). Flipping any byte may produce a
-// valid record or DataLoss, never a crash (ASan/UBSan runs make that check sharp).
+// nested message is length-prefixed (Example has one top-level field, SequenceExample two).
+// Flipping any byte may produce a valid record or DataLoss, never a crash (ASan/UBSan runs make
+// that check sharp).
 TEST(ExampleMalformed, EveryTruncationFailsAndNoByteFlipCrashes) {
   SequenceExampleBuilder seq;
   seq.context().AddInt64s("i", {-1, 2}).AddFloats("f", {0.5f}).AddBytes("b", {"xy", ""});

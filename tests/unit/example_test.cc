@@ -22,7 +22,13 @@ std::vector<int64_t> Int64sOf(const ExampleView& e, std::string_view name) {
 TEST(ExampleCodec, RoundTripEveryType) {
   const float kNan = std::numeric_limits<float>::quiet_NaN();
   const float kInf = std::numeric_limits<float>::infinity();
-  std::vector<int64_t> ints = {0, 1, -1, 127, 128, 300, std::numeric_limits<int64_t>::min(),
+  std::vector<int64_t> ints = {0,
+                               1,
+                               -1,
+                               127,
+                               128,
+                               300,
+                               std::numeric_limits<int64_t>::min(),
                                std::numeric_limits<int64_t>::max()};
   std::vector<float> floats = {0.0f, -0.0f, 1.5f, -3.25e-30f, kInf, -kInf, kNan, 1e-45f};
   std::vector<std::string> bytes = {"", "a", std::string(300, 'z'), std::string("\0\xff", 2)};
@@ -72,8 +78,11 @@ TEST(ExampleCodec, BytesMatchPythonProtobuf) {
 }
 
 TEST(ExampleCodec, EmptyListsKeepTheirType) {
-  std::string serialized =
-      ExampleBuilder().AddBytes("b", std::vector<std::string>{}).AddFloats("f", {}).AddInt64s("i", {}).Serialize();
+  std::string serialized = ExampleBuilder()
+                               .AddBytes("b", std::vector<std::string>{})
+                               .AddFloats("f", {})
+                               .AddInt64s("i", {})
+                               .Serialize();
   ExampleView e;
   ASSERT_TRUE(e.Parse(serialized).ok());
   EXPECT_EQ(e.Find("b")->type, FeatureType::kBytes);
@@ -165,8 +174,8 @@ TEST(ExampleCodec, FeatureMergeFollowsOneofRules) {
   std::string same = Int64Feature(Field(1, Varint(1))) + Int64Feature(Field(1, Varint(7)));
   std::string other = Int64Feature(Field(1, Varint(1))) + FloatFeature(Fixed32Field(1, 0));
   // A value field repeated inside one map entry merges too.
-  std::string split_entry =
-      Field(1, Field(1, "s") + Field(2, Int64Feature(VarintField(1, 3))) + Field(2, Int64Feature(VarintField(1, 4))));
+  std::string split_entry = Field(1, Field(1, "s") + Field(2, Int64Feature(VarintField(1, 3))) +
+                                         Field(2, Int64Feature(VarintField(1, 4))));
   ExampleView e;
   ASSERT_TRUE(e.Parse(ExampleOf(Entry("same", same) + Entry("other", other) + split_entry)).ok());
   EXPECT_EQ(Int64sOf(e, "same"), (std::vector<int64_t>{1, 7}));
@@ -188,8 +197,10 @@ TEST(ExampleCodec, FeatureWithNoKindIsNone) {
 }
 
 TEST(ExampleCodec, BytesAreViewsIntoTheInput) {
-  std::string serialized =
-      ExampleBuilder().AddBytes("image", std::string(110 * 1024, 'j')).AddBytes("name", {"a", "bc"}).Serialize();
+  std::string serialized = ExampleBuilder()
+                               .AddBytes("image", std::string(110 * 1024, 'j'))
+                               .AddBytes("name", {"a", "bc"})
+                               .Serialize();
   ExampleView e;
   ASSERT_TRUE(e.Parse(serialized).ok());
   const char* begin = serialized.data();
@@ -205,7 +216,8 @@ TEST(ExampleCodec, BytesAreViewsIntoTheInput) {
 
 TEST(ExampleCodec, ReparseForgetsEarlierRecord) {
   ExampleView e;
-  ASSERT_TRUE(e.Parse(ExampleBuilder().AddInt64s("a", {1}).AddInt64s("b", {2, 3}).Serialize()).ok());
+  ASSERT_TRUE(
+      e.Parse(ExampleBuilder().AddInt64s("a", {1}).AddInt64s("b", {2, 3}).Serialize()).ok());
   ASSERT_TRUE(e.Parse(ExampleBuilder().AddFloats("b", {4}).AddInt64s("c", {5}).Serialize()).ok());
   ASSERT_EQ(e.features().size(), 2u);
   EXPECT_EQ(e.Find("a"), nullptr);
@@ -241,10 +253,10 @@ TEST(SequenceExampleCodec, RoundTripContextAndLists) {
 
 TEST(SequenceExampleCodec, DecodesPythonBytesWithEmptyStep) {
   // Python: a FeatureList whose last step is Feature() (no kind).
+  std::string record = Hex(
+      "0a0d0a0b0a02696412051a030a0107121a0a180a03746f6b12110a061a040a0201020a050a030a01780a00");
   SequenceExampleView s;
-  ASSERT_TRUE(s.Parse(Hex("0a0d0a0b0a02696412051a030a0107121a0a180a03746f6b12110a061a040a02"
-                          "01020a050a030a01780a00"))
-                  .ok());
+  ASSERT_TRUE(s.Parse(record).ok());
   const auto& tok = s.feature_lists().at("tok");
   ASSERT_EQ(tok.size(), 3u);
   EXPECT_EQ(tok[1].bytes.at(0), "x");

@@ -22,9 +22,9 @@ std::string_view FeatureTypeName(FeatureType type);  // "bytes", "float", "int64
 // One decoded Feature. Views point into the buffer that was parsed.
 struct FeatureView {
   FeatureType type = FeatureType::kNone;
-  std::vector<ByteView> bytes;    // kBytes: one view per value
-  std::vector<float> floats;      // kFloat
-  std::vector<int64_t> int64s;    // kInt64
+  std::vector<ByteView> bytes;  // kBytes: one view per value
+  std::vector<float> floats;    // kFloat
+  std::vector<int64_t> int64s;  // kInt64
   void Clear() {
     type = FeatureType::kNone;
     bytes.clear();
