@@ -152,6 +152,27 @@ TEST(Permutation, LargeDomainsFavourSomeValues) {
   }
 }
 
+// Within one large permutation, consecutive images must look unrelated: their gap mod n is
+// uniform, tested per key over 100k consecutive points and summed over keys.
+TEST(Permutation, LargeDomainNeighboursAreRelated) {
+  constexpr uint64_t kKeys = 40, kPoints = 100'000, kBins = 50;
+  const uint64_t n = (uint64_t{1} << 22) + 5;
+  double statistic = 0;
+  for (uint64_t key = 0; key < kKeys; ++key) {
+    Permutation perm(n, key);
+    std::vector<double> observed(kBins, 0);
+    uint64_t previous = perm.Apply(0);
+    for (uint64_t p = 1; p <= kPoints; ++p) {
+      const uint64_t current = perm.Apply(p);
+      observed[(current + n - previous) % n * kBins / n] += 1;
+      previous = current;
+    }
+    // Gaps are uniform on [1, n): bins are equal up to one value in n/kBins, negligible here.
+    statistic += testing::ChiSquare(observed, std::vector<double>(kBins, double(kPoints) / kBins));
+  }
+  EXPECT_LT(statistic, testing::ChiSquareCritical(kKeys * (kBins - 1.0)));
+}
+
 TEST(Mix64, KnownValuesAndOrderSensitiveCombine) {
   // Pinned: these functions define every saved order, so they must never change silently.
   EXPECT_EQ(Mix64(0), 0u);

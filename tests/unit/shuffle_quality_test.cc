@@ -52,90 +52,114 @@ std::vector<uint64_t> BufferShuffle10(uint64_t seed) {
   return out;
 }
 
-struct Histogram {
-  std::vector<double> observed;
-  std::vector<double> expected;
-  double Statistic() const { return testing::ChiSquare(observed, expected); }
-  double Critical() const { return testing::ChiSquareCritical(observed.size() - 1.0); }
+// A sum of chi-square statistics and of their degrees of freedom: itself chi-square
+// distributed when the parts are independent.
+struct Verdict {
+  double statistic = 0;
+  double df = 0;
+  void Add(const std::vector<double>& observed, const std::vector<double>& expected) {
+    statistic += testing::ChiSquare(observed, expected);
+    df += static_cast<double>(observed.size()) - 1;
+  }
+  double Critical() const { return testing::ChiSquareCritical(df); }
 };
 
-// Positions of records 0, N/2 and N-1, each in 20 equal buckets: 60 bins.
-Histogram PositionOfFixedRecords(const OrderFn& order_fn) {
+// Positions of records 0, N/2 and N-1 over all orders, each in 20 equal buckets.
+Verdict PositionOfFixedRecords(const OrderFn& order_fn) {
   constexpr uint64_t kBuckets = 20;
   const uint64_t records[] = {0, kRecords / 2, kRecords - 1};
-  Histogram h{std::vector<double>(3 * kBuckets, 0),
-              std::vector<double>(3 * kBuckets, double(kOrders) / kBuckets)};
+  std::vector<std::vector<double>> observed(3, std::vector<double>(kBuckets, 0));
   for (uint64_t seed = 0; seed < kOrders; ++seed) {
     const std::vector<uint64_t> order = order_fn(seed);
     for (uint64_t p = 0; p < order.size(); ++p) {
       for (int r = 0; r < 3; ++r) {
-        if (order[p] == records[r]) h.observed[r * kBuckets + p * kBuckets / kRecords] += 1;
+        if (order[p] == records[r]) observed[r][p * kBuckets / kRecords] += 1;
       }
     }
   }
-  return h;
+  Verdict verdict;
+  for (const std::vector<double>& o : observed) {
+    verdict.Add(o, std::vector<double>(kBuckets, double(kOrders) / kBuckets));
+  }
+  return verdict;
 }
 
-// The record at positions 0, N/2 and N-1, each in 20 equal buckets of ids.
-Histogram RecordAtFixedPositions(const OrderFn& order_fn) {
+// The records at positions 0, N/2 and N-1 over all orders, each in 20 equal buckets of ids.
+Verdict RecordAtFixedPositions(const OrderFn& order_fn) {
   constexpr uint64_t kBuckets = 20;
   const uint64_t positions[] = {0, kRecords / 2, kRecords - 1};
-  Histogram h{std::vector<double>(3 * kBuckets, 0),
-              std::vector<double>(3 * kBuckets, double(kOrders) / kBuckets)};
+  std::vector<std::vector<double>> observed(3, std::vector<double>(kBuckets, 0));
   for (uint64_t seed = 0; seed < kOrders; ++seed) {
     const std::vector<uint64_t> order = order_fn(seed);
-    for (int i = 0; i < 3; ++i) {
-      h.observed[i * kBuckets + order[positions[i]] * kBuckets / kRecords] += 1;
-    }
+    for (int i = 0; i < 3; ++i) observed[i][order[positions[i]] * kBuckets / kRecords] += 1;
   }
-  return h;
+  Verdict verdict;
+  for (const std::vector<double>& o : observed) {
+    verdict.Add(o, std::vector<double>(kBuckets, double(kOrders) / kBuckets));
+  }
+  return verdict;
 }
 
-// |position - record| over all records, in 10 bins of width N/10. For a uniform permutation
-// P(d = 0) = 1/N and P(d) = 2 (N - d) / N^2 for d > 0.
-Histogram Displacement(const OrderFn& order_fn) {
+// A statistic of every position of an order, in `bins` bins with the given probabilities,
+// tested twice: pooled over all orders (catches a small bias shared by all seeds) and within
+// each order, summed (catches structure inside one epoch that differs from seed to seed).
+using PositionBin = std::function<uint64_t(const std::vector<uint64_t>& order, uint64_t p)>;
+Verdict PooledAndPerOrder(const OrderFn& order_fn, uint64_t positions,
+                          const std::vector<double>& probabilities, const PositionBin& bin) {
+  const size_t bins = probabilities.size();
+  std::vector<double> per_order_expected(bins), pooled_expected(bins), pooled(bins, 0);
+  for (size_t b = 0; b < bins; ++b) {
+    per_order_expected[b] = probabilities[b] * double(positions);
+    pooled_expected[b] = per_order_expected[b] * kOrders;
+  }
+  Verdict verdict;
+  for (uint64_t seed = 0; seed < kOrders; ++seed) {
+    const std::vector<uint64_t> order = order_fn(seed);
+    std::vector<double> observed(bins, 0);
+    for (uint64_t p = 0; p < positions; ++p) observed[bin(order, p)] += 1;
+    verdict.Add(observed, per_order_expected);
+    for (size_t b = 0; b < bins; ++b) pooled[b] += observed[b];
+  }
+  verdict.Add(pooled, pooled_expected);
+  return verdict;
+}
+
+// |position - record| in 10 bins of width N/10. For a uniform permutation P(d = 0) = 1/N and
+// P(d) = 2 (N - d) / N^2 for d > 0.
+Verdict Displacement(const OrderFn& order_fn) {
   constexpr uint64_t kBins = 10;
-  Histogram h{std::vector<double>(kBins, 0), std::vector<double>(kBins, 0)};
   const double n = kRecords;
+  std::vector<double> probabilities(kBins, 0);
   for (uint64_t d = 0; d < kRecords; ++d) {
-    const double p = d == 0 ? 1 / n : 2 * (n - d) / (n * n);
-    h.expected[d * kBins / kRecords] += p * n * kOrders;
+    probabilities[d * kBins / kRecords] += d == 0 ? 1 / n : 2 * (n - d) / (n * n);
   }
-  for (uint64_t seed = 0; seed < kOrders; ++seed) {
-    const std::vector<uint64_t> order = order_fn(seed);
-    for (uint64_t p = 0; p < order.size(); ++p) {
-      const uint64_t d = p > order[p] ? p - order[p] : order[p] - p;
-      h.observed[d * kBins / kRecords] += 1;
-    }
-  }
-  return h;
+  return PooledAndPerOrder(order_fn, kRecords, probabilities,
+                           [](const std::vector<uint64_t>& order, uint64_t p) {
+                             const uint64_t d = p > order[p] ? p - order[p] : order[p] - p;
+                             return d * kBins / kRecords;
+                           });
 }
 
-// (record at p+1 - record at p) mod N over all p: uniform on [1, N) if neighbours in the order
-// are unrelated. 10 bins over [1, N).
-Histogram NeighbourGap(const OrderFn& order_fn) {
+// (record at p+1 - record at p) mod N: uniform on [1, N) if neighbours in the order are
+// unrelated. 10 bins over [1, N).
+Verdict NeighbourGap(const OrderFn& order_fn) {
   constexpr uint64_t kBins = 10;
-  Histogram h{std::vector<double>(kBins, 0), std::vector<double>(kBins, 0)};
-  auto bin = [](uint64_t gap) { return (gap - 1) * kBins / (kRecords - 1); };
-  for (uint64_t gap = 1; gap < kRecords; ++gap) {
-    h.expected[bin(gap)] += double(kOrders);  // (N - 1) gaps per order, each 1 / (N - 1)
-  }
-  for (uint64_t seed = 0; seed < kOrders; ++seed) {
-    const std::vector<uint64_t> order = order_fn(seed);
-    for (uint64_t p = 0; p + 1 < order.size(); ++p) {
-      h.observed[bin((order[p + 1] + kRecords - order[p]) % kRecords)] += 1;
-    }
-  }
-  return h;
+  auto bin_of_gap = [](uint64_t gap) { return (gap - 1) * kBins / (kRecords - 1); };
+  std::vector<double> probabilities(kBins, 0);
+  for (uint64_t gap = 1; gap < kRecords; ++gap) probabilities[bin_of_gap(gap)] += 1.0 / (kRecords - 1);
+  return PooledAndPerOrder(order_fn, kRecords - 1, probabilities,
+                           [&](const std::vector<uint64_t>& order, uint64_t p) {
+                             return bin_of_gap((order[p + 1] + kRecords - order[p]) % kRecords);
+                           });
 }
 
-void ExpectUniformButBufferIsNot(const std::function<Histogram(const OrderFn&)>& statistic) {
+void ExpectUniformButBufferIsNot(const std::function<Verdict(const OrderFn&)>& statistic) {
   for (const OrderFn& shuffle : {OrderFn(GlobalShuffle), OrderFn(GlobalShuffleByEpoch)}) {
-    Histogram good = statistic(shuffle);
-    EXPECT_LT(good.Statistic(), good.Critical()) << "global shuffle is not uniform";
+    Verdict good = statistic(shuffle);
+    EXPECT_LT(good.statistic, good.Critical()) << "global shuffle is not uniform";
   }
-  Histogram weak = statistic(BufferShuffle10);
-  EXPECT_GT(weak.Statistic(), weak.Critical()) << "the test cannot tell a weak shuffle";
+  Verdict weak = statistic(BufferShuffle10);
+  EXPECT_GT(weak.statistic, weak.Critical()) << "the test cannot tell a weak shuffle";
 }
 
 TEST(ShuffleQuality, RecordsFavourSomePositions) {
