@@ -83,17 +83,18 @@ double MaterialisedRestoreSeconds(uint64_t start) {
 void PrintRestoreTable() {
   const uint64_t starts[] = {0, kRecords / 2, kRecords - kFetch * kWorld};
   const char* names[] = {"start", "middle", "end"};
-  std::printf("Restore: build order + rank slice (rank %u of %u) at a saved position, then fetch "
-              "%llu records; median\n",
-              kRank, kWorld, static_cast<unsigned long long>(kFetch));
-  std::printf("%-8s %12s %12s %12s %14s %14s\n", "position", "global us", "block us",
-              "array ms", "array/global", "array/block");
+  std::printf(
+      "Restore: build order + rank slice (rank %u of %u) at a saved position, then fetch "
+      "%llu records; median\n",
+      kRank, kWorld, static_cast<unsigned long long>(kFetch));
+  std::printf("%-8s %12s %12s %12s %14s %14s\n", "position", "global us", "block us", "array ms",
+              "array/global", "array/block");
   for (int i = 0; i < 3; ++i) {
     const double global = RestoreSeconds(ShuffleMode::kGlobal, starts[i]);
     const double block = RestoreSeconds(ShuffleMode::kBlock, starts[i]);
     const double array = MaterialisedRestoreSeconds(starts[i]);
-    std::printf("%-8s %12.1f %12.1f %12.1f %13.0fx %13.0fx\n", names[i], global * 1e6,
-                block * 1e6, array * 1e3, array / global, array / block);
+    std::printf("%-8s %12.1f %12.1f %12.1f %13.0fx %13.0fx\n", names[i], global * 1e6, block * 1e6,
+                array * 1e3, array / global, array / block);
   }
 }
 
@@ -123,9 +124,8 @@ void PrintThroughputTable() {
   for (ShuffleMode mode : {ShuffleMode::kNone, ShuffleMode::kGlobal, ShuffleMode::kBlock}) {
     const double ns = NanosPerRecord(mode);
     // Order state beyond the snapshot's own shard counts: keys, plus O(shards) in block mode.
-    const uint64_t bytes = sizeof(Permutation) + (mode == ShuffleMode::kBlock
-                                                      ? kShards * 4 + (kShards + 1) * 8 + 8
-                                                      : 0);
+    const uint64_t bytes = sizeof(Permutation) +
+                           (mode == ShuffleMode::kBlock ? kShards * 4 + (kShards + 1) * 8 + 8 : 0);
     std::printf("%-8s %10.1f %18.1f %16llu\n", std::string(ShuffleModeName(mode)).c_str(), ns,
                 1e3 / ns, static_cast<unsigned long long>(bytes));
   }
@@ -142,7 +142,8 @@ int main() {
               static_cast<unsigned long long>(sluice::pipeline::kShardRecords));
   sluice::pipeline::PrintRestoreTable();
   sluice::pipeline::PrintThroughputTable();
-  std::printf("\nReproduce: cmake --build build --target restore_bench && "
-              "./build/bin/restore_bench\n");
+  std::printf(
+      "\nReproduce: cmake --build build --target restore_bench && "
+      "./build/bin/restore_bench\n");
   return 0;
 }

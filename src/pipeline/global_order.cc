@@ -32,10 +32,14 @@ size_t LastStartAtOrBefore(const std::vector<uint64_t>& starts, size_t first, si
 
 std::string_view ShuffleModeName(ShuffleMode mode) {
   switch (mode) {
-    case ShuffleMode::kNone: return "none";
-    case ShuffleMode::kGlobal: return "global";
-    case ShuffleMode::kBlock: return "block";
-    case ShuffleMode::kBuffer: return "buffer";
+    case ShuffleMode::kNone:
+      return "none";
+    case ShuffleMode::kGlobal:
+      return "global";
+    case ShuffleMode::kBlock:
+      return "block";
+    case ShuffleMode::kBuffer:
+      return "buffer";
   }
   return "unknown";
 }
@@ -49,8 +53,7 @@ Result<ShuffleMode> ParseShuffleMode(std::string_view name) {
                          "' (expected none, global, block or buffer)");
 }
 
-GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options,
-                         uint64_t epoch)
+GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options, uint64_t epoch)
     : shard_records_(std::move(shard_records)), options_(options), epoch_(epoch) {
   options_.block_shards = std::max<uint32_t>(options_.block_shards, 1);
   const size_t shards = shard_records_.size();
@@ -80,10 +83,13 @@ GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions optio
 uint64_t GlobalOrder::RecordAt(uint64_t position) const {
   assert(position < total_);
   switch (options_.mode) {
-    case ShuffleMode::kGlobal: return record_perm_.Apply(position);
-    case ShuffleMode::kBlock: return BlockRecordAt(position);
+    case ShuffleMode::kGlobal:
+      return record_perm_.Apply(position);
+    case ShuffleMode::kBlock:
+      return BlockRecordAt(position);
     case ShuffleMode::kNone:
-    case ShuffleMode::kBuffer: break;
+    case ShuffleMode::kBuffer:
+      break;
   }
   return position;
 }

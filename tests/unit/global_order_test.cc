@@ -9,8 +9,8 @@
 namespace sluice::pipeline {
 namespace {
 
-constexpr ShuffleMode kAllModes[] = {ShuffleMode::kNone, ShuffleMode::kGlobal,
-                                     ShuffleMode::kBlock, ShuffleMode::kBuffer};
+constexpr ShuffleMode kAllModes[] = {ShuffleMode::kNone, ShuffleMode::kGlobal, ShuffleMode::kBlock,
+                                     ShuffleMode::kBuffer};
 
 // Splits `total` records into uneven shards, with empty shards at the start, middle and end.
 std::vector<uint64_t> UnevenShards(uint64_t total) {
@@ -74,8 +74,7 @@ TEST(GlobalOrder, BlockModeRecordMissedOrRepeatedForAnyWindowWidth) {
   const std::vector<uint64_t> shards = UnevenShards(1000);
   for (uint32_t block : {0u, 1u, 2u, 3u, 4u, 7u, 1000u}) {
     SCOPED_TRACE(::testing::Message() << "block_shards=" << block);
-    ExpectPermutationOfIds(Materialize(MakeOrder(shards, ShuffleMode::kBlock, 3, 0, block)),
-                           1000);
+    ExpectPermutationOfIds(Materialize(MakeOrder(shards, ShuffleMode::kBlock, 3, 0, block)), 1000);
   }
 }
 

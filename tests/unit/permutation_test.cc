@@ -28,8 +28,8 @@ bool IsPermutationOfRange(std::vector<uint64_t> values) {
 
 TEST(Permutation, NoValueMissedOrRepeated) {
   // Table (<= 16), small Feistel (<= 2^16) and Feistel sizes, around powers of two.
-  for (uint64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1000,
-                     4097, 65535, 65536, 65537, 65539, 200003}) {
+  for (uint64_t n : {0,  1,  2,   3,   4,   5,    7,    8,     9,     15,    16,    17,    31,
+                     32, 33, 255, 256, 257, 1000, 4097, 65535, 65536, 65537, 65539, 200003}) {
     Permutation perm(n, /*key=*/n * 31 + 7);
     std::vector<uint64_t> image = Materialize(perm);
     EXPECT_TRUE(IsPermutationOfRange(image)) << "n=" << n;

@@ -53,9 +53,9 @@ std::vector<uint64_t> RecordsAt(const GlobalOrder& order, uint64_t first, uint64
 // Save with W=4 after k samples per rank, restore with `restore_world`, run to the end.
 void ExpectExactEpochAfterResize(const GlobalOrder& order, Remainder remainder, uint64_t k,
                                  uint32_t restore_world) {
-  SCOPED_TRACE(::testing::Message() << "N=" << order.size() << " k=" << k << " W=4->"
-                                    << restore_world << " "
-                                    << (remainder == Remainder::kDrop ? "drop" : "pad"));
+  SCOPED_TRACE(::testing::Message()
+               << "N=" << order.size() << " k=" << k << " W=4->" << restore_world << " "
+               << (remainder == Remainder::kDrop ? "drop" : "pad"));
   Phase before = RunPhase(order, 4, remainder, 0, k);
   Phase after = RunPhase(order, restore_world, remainder, before.next_start, kToEnd);
   std::vector<uint64_t> yielded = before.records;
@@ -65,8 +65,7 @@ void ExpectExactEpochAfterResize(const GlobalOrder& order, Remainder remainder, 
     // Exactly the positions before the final cutoff; fewer than W' positions are dropped.
     const uint64_t cutoff = before.next_start + after.slice_size * restore_world;
     EXPECT_LT(n - cutoff, restore_world) << "dropped too many positions";
-    EXPECT_EQ(Sorted(yielded), Sorted(RecordsAt(order, 0, cutoff)))
-        << "records missed or repeated";
+    EXPECT_EQ(Sorted(yielded), Sorted(RecordsAt(order, 0, cutoff))) << "records missed or repeated";
   } else {
     // Every record, plus repeats of the epoch's first positions as padding.
     ASSERT_GE(yielded.size(), n) << "records missed";

@@ -146,7 +146,8 @@ Verdict NeighbourGap(const OrderFn& order_fn) {
   constexpr uint64_t kBins = 10;
   auto bin_of_gap = [](uint64_t gap) { return (gap - 1) * kBins / (kRecords - 1); };
   std::vector<double> probabilities(kBins, 0);
-  for (uint64_t gap = 1; gap < kRecords; ++gap) probabilities[bin_of_gap(gap)] += 1.0 / (kRecords - 1);
+  for (uint64_t gap = 1; gap < kRecords; ++gap)
+    probabilities[bin_of_gap(gap)] += 1.0 / (kRecords - 1);
   return PooledAndPerOrder(order_fn, kRecords - 1, probabilities,
                            [&](const std::vector<uint64_t>& order, uint64_t p) {
                              return bin_of_gap((order[p + 1] + kRecords - order[p]) % kRecords);

@@ -55,20 +55,20 @@ class GlobalOrder {
   uint64_t snapshot_fingerprint() const { return fingerprint_; }
 
  private:
+  uint64_t BlockRecordAt(uint64_t position) const;
+
   std::vector<uint64_t> shard_records_;
   std::vector<uint64_t> shard_starts_;  // prefix sums: first global id of each shard
   OrderOptions options_;
   uint64_t epoch_ = 0;
   uint64_t total_ = 0;
   uint64_t fingerprint_ = 0;
-  uint64_t BlockRecordAt(uint64_t position) const;
-
   // The whole permutation state: a few keys (global mode) or O(shards) words (block mode).
-  Permutation record_perm_;              // global mode: position -> record id
-  std::vector<uint32_t> shard_perm_;     // block mode: shard order for this epoch
-  std::vector<uint64_t> block_starts_;   // block mode: prefix sums of shard_perm_'s record
-                                         // counts (first position of each shuffled shard + total)
-  uint64_t window_key_ = 0;              // block mode: window w is permuted with key (this, w)
+  Permutation record_perm_;             // global mode: position -> record id
+  std::vector<uint32_t> shard_perm_;    // block mode: shard order for this epoch
+  std::vector<uint64_t> block_starts_;  // block mode: prefix sums of shard_perm_'s record
+                                        // counts (first position of each shuffled shard + total)
+  uint64_t window_key_ = 0;             // block mode: window w is permuted with key (this, w)
 };
 
 // What a rank does with the records left over when the epoch size is not a multiple of the
@@ -90,8 +90,9 @@ Status ValidateSharding(const ShardingOptions& sharding);
 
 // Rank r's slice of an epoch's order, starting at global position `start` (the number of
 // positions all ranks together had consumed before: 0 for a fresh epoch, other values after an
-// elastic restore; clamped to the order's size). See docs/order.md. Rank r takes positions start + r, start + r + W, ... so that a restore with
-// another W continues the epoch with no sample missed or repeated.
+// elastic restore; clamped to the order's size). Rank r takes positions start + r,
+// start + r + W, ... so that a restore with another W continues the epoch with no sample missed
+// or repeated. See docs/order.md.
 class RankSlice {
  public:
   RankSlice(const GlobalOrder* order, ShardingOptions sharding, uint64_t start = 0);
