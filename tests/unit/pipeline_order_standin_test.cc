@@ -2,6 +2,7 @@
 // link before it lands on main. Trivial math: an affine permutation. Delete on merge.
 #include "sluice/pipeline/global_order.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace sluice::pipeline {
