@@ -133,4 +133,10 @@ uint64_t StateReader::GetU64Or(std::string_view prefix, std::string_view key,
   return v.ok() ? *v : fallback;
 }
 
+StateWriter StateReader::ToWriter() const {
+  StateWriter w;
+  for (const auto& [key, value] : entries_) w.entries_[key] = {value.list, value.values};
+  return w;
+}
+
 }  // namespace sluice::pipeline

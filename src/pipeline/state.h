@@ -23,6 +23,7 @@ class StateWriter {
   std::string Finish() const;
 
  private:
+  friend class StateReader;
   struct Value {
     bool list = false;
     std::vector<uint64_t> values;
@@ -40,6 +41,8 @@ class StateReader {
   Result<uint64_t> GetU64(std::string_view prefix, std::string_view key) const;
   Result<std::vector<uint64_t>> GetU64s(std::string_view prefix, std::string_view key) const;
   uint64_t GetU64Or(std::string_view prefix, std::string_view key, uint64_t fallback) const;
+  // A writer holding the same entries (tools and tests that edit a state).
+  StateWriter ToWriter() const;
 
  private:
   struct Value {

@@ -86,3 +86,31 @@ inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, uint32_t threads = 2,
 }
 
 }  // namespace sluice::pipeline::testing
+
+namespace sluice::pipeline::testing {
+
+// A source of `shards` x `per_shard` records generated on the fly (payload = decimal global
+// id): lets tests use 10M-record epochs without holding them.
+class VirtualSource final : public RecordSource {
+ public:
+  VirtualSource(uint32_t shards, uint64_t per_shard)
+      : counts_(shards, per_shard), per_shard_(per_shard) {
+    for (uint32_t s = 0; s < shards; ++s) names_.push_back("virtual-" + std::to_string(s));
+  }
+  const std::vector<uint64_t>& shard_records() const override { return counts_; }
+  const std::string& shard_name(uint32_t shard) const override { return names_[shard]; }
+  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
+    reads_.fetch_add(1, std::memory_order_relaxed);
+    *scratch = std::to_string(shard * per_shard_ + index);
+    return ByteView(*scratch);
+  }
+  uint64_t reads() const { return reads_.load(); }
+
+ private:
+  std::vector<uint64_t> counts_;
+  std::vector<std::string> names_;
+  uint64_t per_shard_;
+  mutable std::atomic<uint64_t> reads_{0};
+};
+
+}  // namespace sluice::pipeline::testing
