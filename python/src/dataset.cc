@@ -69,10 +69,12 @@ Dataset Shuffle(const Dataset& d, uint64_t seed, const std::string& mode, uint32
 
 Dataset Shard(const Dataset& d, uint32_t rank, uint32_t world_size, const std::string& remainder) {
   if (remainder != "drop" && remainder != "pad") {
-    ThrowStatus(InvalidArgument("shard: remainder must be 'drop' or 'pad', got '" + remainder + "'"));
+    ThrowStatus(
+        InvalidArgument("shard: remainder must be 'drop' or 'pad', got '" + remainder + "'"));
   }
-  return Checked(d.Shard(rank, world_size,
-                         remainder == "pad" ? pipeline::Remainder::kPad : pipeline::Remainder::kDrop));
+  return Checked(
+      d.Shard(rank, world_size,
+              remainder == "pad" ? pipeline::Remainder::kPad : pipeline::Remainder::kDrop));
 }
 
 Dataset ParseExample(const Dataset& d, const py::dict& features,
@@ -89,8 +91,8 @@ Dataset ParseExample(const Dataset& d, const py::dict& features,
   return Checked(d.ParseExample(std::move(specs), o));
 }
 
-Dataset Map(const Dataset& d, py::object fn, const std::string& name, int parallelism,
-            bool ordered, std::optional<py::dict> output, const std::optional<std::string>& on_error,
+Dataset Map(const Dataset& d, py::object fn, const std::string& name, int parallelism, bool ordered,
+            std::optional<py::dict> output, const std::optional<std::string>& on_error,
             bool with_seed, size_t chunk_elements) {
   pipeline::MapOptions o;
   o.name = name;
@@ -102,7 +104,8 @@ Dataset Map(const Dataset& d, py::object fn, const std::string& name, int parall
   pipeline::MapFn f;
   if (py::isinstance<py::str>(fn)) {
     f = BuiltinMap(fn.cast<std::string>());
-    if (!f) ThrowStatus(InvalidArgument("map: no built-in function '" + fn.cast<std::string>() + "'"));
+    if (!f)
+      ThrowStatus(InvalidArgument("map: no built-in function '" + fn.cast<std::string>() + "'"));
   } else {
     if (!PyCallable_Check(fn.ptr())) ThrowStatus(InvalidArgument("map: fn is not callable"));
     f = PythonMap(std::move(fn), with_seed);
@@ -143,9 +146,8 @@ Dataset BucketByLength(const Dataset& d, const std::string& length_feature,
   return Checked(d.BucketByLength(o));
 }
 
-std::unique_ptr<PyIterator> MakeIterator(const Dataset& d, uint32_t threads,
-                                         uint64_t memory_budget, bool autotune,
-                                         const std::string& on_error,
+std::unique_ptr<PyIterator> MakeIterator(const Dataset& d, uint32_t threads, uint64_t memory_budget,
+                                         bool autotune, const std::string& on_error,
                                          const std::string& quarantine_path, uint64_t epoch,
                                          std::optional<py::bytes> state) {
   pipeline::PipelineOptions o;
@@ -176,9 +178,9 @@ void RegisterDataset(py::module_& m) {
       .def("shard", &Shard, arg("rank"), arg("world_size"), arg("remainder") = "drop")
       .def("parse_example", &ParseExample, arg("features"), arg("on_error") = py::none(),
            arg("parallelism") = -1)
-      .def("map", &Map, arg("fn"), arg("name") = "", arg("parallelism") = -1,
-           arg("ordered") = true, arg("output") = py::none(), arg("on_error") = py::none(),
-           arg("with_seed") = false, arg("chunk_elements") = 32)
+      .def("map", &Map, arg("fn"), arg("name") = "", arg("parallelism") = -1, arg("ordered") = true,
+           arg("output") = py::none(), arg("on_error") = py::none(), arg("with_seed") = false,
+           arg("chunk_elements") = 32)
       .def("filter", &Filter, arg("predicate"), arg("name") = "", arg("on_error") = py::none())
       .def(
           "batch",

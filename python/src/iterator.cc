@@ -166,7 +166,8 @@ py::dict PyIterator::Stats() {
   d["memory_peak_bytes"] = s.memory_peak_bytes;
   d["autotune_steps"] = s.autotune_steps;
   int b = s.bottleneck();
-  d["bottleneck"] = b >= 0 ? py::object(py::str(s.stages[static_cast<size_t>(b)].name)) : py::none();
+  d["bottleneck"] =
+      b >= 0 ? py::object(py::str(s.stages[static_cast<size_t>(b)].name)) : py::none();
   py::list stages;
   for (const pipeline::StageStats& st : s.stages) stages.append(StageStatsToDict(st));
   d["stages"] = stages;

@@ -76,13 +76,12 @@ Status StoreResult(py::handle result, const pipeline::MapContext& ctx, pipeline:
 
 pipeline::MapFn PythonMap(py::object fn, bool with_seed) {
   auto callable = std::make_shared<PythonCallable>(std::move(fn));
-  return [callable, with_seed](pipeline::Element* e,
-                                      const pipeline::MapContext& ctx) -> Status {
+  return [callable, with_seed](pipeline::Element* e, const pipeline::MapContext& ctx) -> Status {
     py::gil_scoped_acquire gil;
     try {
       py::dict element = ElementToDict(*e, callable->Names(ctx.input_schema()));
-      py::object result = with_seed ? callable->fn()(element, ctx.rng().Next())
-                                    : callable->fn()(element);
+      py::object result =
+          with_seed ? callable->fn()(element, ctx.rng().Next()) : callable->fn()(element);
       return StoreResult(result, ctx, e);
     } catch (py::error_already_set& err) {
       return StatusFromPython(err);
@@ -94,8 +93,7 @@ pipeline::MapFn PythonMap(py::object fn, bool with_seed) {
 
 pipeline::FilterFn PythonFilter(py::object predicate) {
   auto callable = std::make_shared<PythonCallable>(std::move(predicate));
-  return [callable](const pipeline::Element& e,
-                           const pipeline::MapContext& ctx) -> Result<bool> {
+  return [callable](const pipeline::Element& e, const pipeline::MapContext& ctx) -> Result<bool> {
     py::gil_scoped_acquire gil;
     try {
       py::dict element = ElementToDict(e, callable->Names(ctx.input_schema()));

@@ -107,9 +107,8 @@ void RegisterTensors(py::module_& m) {
       .def_property_readonly(
           "address", [](const BatchBuffer& b) { return reinterpret_cast<uintptr_t>(b.ref.data()); })
       .def_property_readonly("capacity", [](const BatchBuffer& b) { return b.ref.capacity(); })
-      .def_property_readonly("ref_count", [](const BatchBuffer& b) {
-        return b.ref ? b.ref.get()->ref_count() : 0u;
-      });
+      .def_property_readonly(
+          "ref_count", [](const BatchBuffer& b) { return b.ref ? b.ref.get()->ref_count() : 0u; });
 
   py::class_<Strings>(m, "Strings",
                       "Byte strings of a batch feature, zero-copy: `values` (uint8) holds them "
@@ -117,13 +116,11 @@ void RegisterTensors(py::module_& m) {
                       "and iteration give bytes, in row-major order of `shape`.")
       .def_property_readonly("values", &StringsValues)
       .def_property_readonly("offsets", &StringsOffsets)
-      .def_property_readonly("shape", [](const Strings& s) { return py::tuple(py::cast(Dims(s.shape))); })
+      .def_property_readonly("shape",
+                             [](const Strings& s) { return py::tuple(py::cast(Dims(s.shape))); })
       .def("__len__", [](const Strings& s) { return s.count; })
       .def("__getitem__", &Strings::At)
-      .def("__iter__",
-           [](py::object self) {
-             return py::iter(self.attr("tolist")()) ;
-           })
+      .def("__iter__", [](py::object self) { return py::iter(self.attr("tolist")()); })
       .def("tolist", &StringsToList, "Nested lists of bytes, following `shape`.")
       .def(
           "numpy",
@@ -219,12 +216,13 @@ UserFeature ParseSpecString(const std::string& feature, const std::string& spec)
   size_t pos = 0;
   while (pos < inner.size()) {
     size_t comma = inner.find(',', pos);
-    std::string part = inner.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string part =
+        inner.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     try {
       if (!f.shape.PushBack(std::stoll(part))) throw std::out_of_range("rank");
     } catch (const std::exception&) {
-      ThrowStatus(InvalidArgument("feature '" + feature + "': bad dimension '" + part +
-                                  "' in '" + spec + "'"));
+      ThrowStatus(InvalidArgument("feature '" + feature + "': bad dimension '" + part + "' in '" +
+                                  spec + "'"));
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -279,7 +277,8 @@ Status StringsToTensor(py::handle value, const FeatureInfo& info, pipeline::Buff
       items.push_back(std::move(one));
     }
   } else {
-    return InvalidArgument("feature '" + info.name + "': expected bytes, str or a sequence of them, got " +
+    return InvalidArgument("feature '" + info.name +
+                           "': expected bytes, str or a sequence of them, got " +
                            py::repr(value.get_type()).cast<std::string>());
   }
   Shape shape = scalar ? Shape() : Shape{static_cast<int64_t>(items.size())};
