@@ -120,6 +120,14 @@ void RegisterErrors(py::module_& m) {
     m.add_object(c.name, py::handle(cls));
     classes[static_cast<size_t>(c.code)] = cls;
   }
+  // For tests: raises what a status of code `code` ("DataLoss", ...) raises.
+  m.def("_raise_status", [](const std::string& code, const std::string& message) {
+    for (size_t i = 1; i < classes.size(); ++i) {
+      StatusCode c = static_cast<StatusCode>(i);
+      if (StatusCodeName(c) == code) ThrowStatus(Status(c, message));
+    }
+    ThrowStatus(InvalidArgument("no status code '" + code + "'"));
+  });
 }
 
 void ThrowStatus(const Status& status) {

@@ -117,7 +117,11 @@ void RegisterTensors(py::module_& m) {
       .def_property_readonly("values", &StringsValues)
       .def_property_readonly("offsets", &StringsOffsets)
       .def_property_readonly("shape",
-                             [](const Strings& s) { return py::tuple(py::cast(Dims(s.shape))); })
+                             [](const Strings& s) {
+                               py::tuple t(s.shape.rank());
+                               for (size_t i = 0; i < s.shape.rank(); ++i) t[i] = s.shape[i];
+                               return t;
+                             })
       .def("__len__", [](const Strings& s) { return s.count; })
       .def("__getitem__", &Strings::At)
       .def("__iter__", [](py::object self) { return py::iter(self.attr("tolist")()); })
