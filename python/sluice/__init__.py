@@ -16,6 +16,7 @@ Batches, errors, Ctrl-C and the torch integration are described in docs/python.m
 """
 
 import atexit as _atexit
+import os as _os
 
 from . import _sluice
 from ._sluice import (
@@ -42,6 +43,9 @@ from .distributed import rank_and_world_size
 # Pipeline threads that run Python maps need the GIL, which they can no longer take once the
 # interpreter is finalizing: stop every pipeline before that.
 _atexit.register(_sluice._close_all_iterators)
+# A forked child (e.g. a DataLoader worker) has none of the parent's pipeline threads: its
+# copies of the parent's iterators are abandoned, never joined.
+_os.register_at_fork(after_in_child=_sluice._abandon_iterators_after_fork)
 
 __all__ = [
     "AlreadyExistsError", "CancelledError", "DataLossError", "Dataset", "Error",

@@ -78,6 +78,17 @@ void PyIterator::CloseAll() {
   for (PyIterator* it : live) it->Close();
 }
 
+void PyIterator::AbandonAllAfterFork() {
+  for (PyIterator* py_it : LiveIterators()) {
+    // The pipeline's threads did not survive fork(): destroying it would join threads that
+    // do not exist, and its mutexes may be held forever. Leak it, and the buffers of the
+    // last element (they return to its pool).
+    (void)py_it->it_.release();
+    (void)new pipeline::Element(std::move(py_it->element_));
+  }
+  LiveIterators().clear();
+}
+
 pipeline::Iterator& PyIterator::Live() {
   if (!it_) ThrowStatus(FailedPrecondition("the iterator is closed"));
   return *it_;
@@ -199,6 +210,7 @@ void RegisterIterator(py::module_& m) {
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyIterator& it, py::args) { it.Close(); });
   m.def("_close_all_iterators", &PyIterator::CloseAll);
+  m.def("_abandon_iterators_after_fork", &PyIterator::AbandonAllAfterFork);
 }
 
 }  // namespace sluice::python

@@ -36,6 +36,9 @@ class PyIterator {
   // Closes every live iterator: run at interpreter exit, while pool threads can still take
   // the GIL (they cannot once finalization started).
   static void CloseAll();
+  // In a child process after fork(): makes every live iterator closed without touching its
+  // pipeline (whose threads stayed in the parent).
+  static void AbandonAllAfterFork();
 
  private:
   pipeline::Iterator& Live();

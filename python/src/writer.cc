@@ -43,7 +43,7 @@ void AddFeature(format::ExampleBuilder* b, const std::string& name, py::handle v
     std::vector<std::string> values;
     for (py::handle v : flat) {
       if (!IsBytesLike(v)) {
-        throw py::type_error("make_example: feature '" + name + "' mixes bytes with " +
+        throw py::type_error("make_example: feature '" + name + "' has an unsupported value " +
                              py::repr(v).cast<std::string>());
       }
       values.push_back(BytesOf(v));
