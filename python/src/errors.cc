@@ -137,7 +137,9 @@ void ThrowStatus(const Status& status) {
     Tickets().CollectDropped();
     if (exc) {
       // The pipeline's context (stage, shard, record) joins the original exception.
-      if (py::hasattr(exc, "add_note")) exc.attr("add_note")("sluice: " + message);
+      if (status.code() != StatusCode::kCancelled && py::hasattr(exc, "add_note")) {
+        exc.attr("add_note")("sluice: " + message);
+      }
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
       throw py::error_already_set();
     }
