@@ -52,7 +52,7 @@ class MapIterator final : public StageIterator, private ChunkWork {
     ro.max_window = 2 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
-  ~MapIterator() override { runner_.reset(); }
+  ~MapIterator() override { runner_->Shutdown(); }
 
   Result<bool> Next(Element* out) override { return runner_->Next(out); }
   void Stop() override {

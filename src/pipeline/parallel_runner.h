@@ -79,8 +79,10 @@ class ParallelRunner final : public Tunable {
  public:
   ParallelRunner(PipelineContext* ctx, StageCounters* counters, ChunkWork* work,
                  RunnerOptions options);
-  // Stops and waits for this runner's tasks (they exit at the next element).
   ~ParallelRunner() override;
+  // Stops and waits for the running tasks (they exit at the next element); tasks not started
+  // yet will do nothing. Stages call it in their destructor, before their members go away.
+  void Shutdown();
 
   // The next element in order (or completion order). Sticky: after false or an error,
   // returns the same.
@@ -103,7 +105,14 @@ class ParallelRunner final : public Tunable {
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
   // when it pulled nothing (no room, input done, stopping).
   bool RunOneHoldingInput();
-  void TaskMain();
+  // A task's entry: queued tasks reach the runner through the gate, which the destructor
+  // closes, so destruction never waits for tasks that have not started.
+  struct TaskGate {
+    std::mutex mu;
+    ParallelRunner* runner;  // guarded by mu; null once the runner is being destroyed
+  };
+  static void RunTask(const std::shared_ptr<TaskGate>& gate);
+  void TaskLoop();
   // The next chunk to deliver, or null at the end of the stream.
   Result<Chunk*> TakeChunk();
   Chunk* PopReadyLocked();
@@ -111,12 +120,14 @@ class ParallelRunner final : public Tunable {
   void Recycle(Chunk* c);
 
   PipelineContext* const ctx_;
+  const std::shared_ptr<TaskGate> gate_;
   StageCounters* const counters_;
   ChunkWork* const work_;
   const RunnerOptions options_;
 
-  // Serializes ChunkWork::Pull (the input iterator is not thread-safe). Lock order:
-  // input_mu_ before mu_; the consumer only try_locks input_mu_ while holding mu_.
+  // Serializes ChunkWork::Pull (the input iterator is not thread-safe). Only ever
+  // try_locked: a thread finding it taken knows someone is pulling and moves on or waits on
+  // cv_, so no pool thread blocks behind a puller. Lock order: gate, input_mu_, mu_.
   std::mutex input_mu_;
 
   mutable std::mutex mu_;  // guards everything below

@@ -39,7 +39,7 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
     ro.max_window = std::max(ro.window, kMaxDepth);
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
-  ~PrefetchIterator() override { runner_.reset(); }
+  ~PrefetchIterator() override { runner_->Shutdown(); }
 
   Result<bool> Next(Element* out) override { return runner_->Next(out); }
   void Stop() override {

@@ -44,7 +44,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     ro.max_window = 4 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
-  ~ReadIterator() override { runner_.reset(); }
+  ~ReadIterator() override { runner_->Shutdown(); }
 
   Result<bool> Next(Element* out) override { return runner_->Next(out); }
   void Stop() override {
