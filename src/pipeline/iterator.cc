@@ -148,6 +148,7 @@ PipelineStats Iterator::Impl::Stats() const {
   s.memory_used_bytes = budget_->used();
   s.memory_peak_bytes = budget_->peak();
   s.autotune_steps = autotuner_ ? autotuner_->steps() : 0;
+  s.buffer_allocations = buffers_->allocations();
   s.stages = ctx_->SnapshotStages();
   return s;
 }

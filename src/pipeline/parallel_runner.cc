@@ -264,6 +264,8 @@ uint64_t ParallelRunner::unit_bytes() const {
 
 void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
                    size_t max_elements, uint64_t deadline_ns) {
+  const uint64_t cap = ChunkByteCap(runner.context());
+  uint64_t bytes = 0;
   while (c->size < max_elements) {
     if (runner.stopping()) {
       c->status = Cancelled("iterator cancelled");
@@ -278,8 +280,9 @@ void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
       c->end = true;
       return;
     }
+    bytes += c->elems[c->size].bytes();
     ++c->size;
-    if (deadline_ns != 0 && NowNs() > deadline_ns) return;
+    if (bytes >= cap || (deadline_ns != 0 && NowNs() > deadline_ns)) return;
   }
 }
 

@@ -11,6 +11,7 @@
 // happen only on chunks another thread is actively producing.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -92,6 +93,8 @@ class ParallelRunner final : public Tunable {
   bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }
   const std::atomic<bool>* stopping_flag() const { return &stopping_flag_; }
 
+  const PipelineContext* context() const { return ctx_; }
+
   // Tunable.
   Kind kind() const override { return options_.kind; }
   StageCounters* counters() const override { return counters_; }
@@ -161,10 +164,16 @@ namespace sluice::pipeline {
 class StageIterator;
 
 // Pulls up to `max_elements` elements from `input` into the chunk (setting end / status).
-// With a nonzero `deadline_ns` (NowNs() time) it stops early once the deadline passed and
-// the chunk holds an element: cheap elements travel in runs, expensive ones alone.
+// It stops early, once the chunk holds an element, when the chunk's bytes reach
+// ChunkByteCap() (so a chunk never dwarfs the memory budget) or, with a nonzero
+// `deadline_ns` (a NowNs() time), when the deadline passed: cheap elements travel in runs,
+// expensive ones alone.
 void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
                    size_t max_elements, uint64_t deadline_ns);
+// Bytes one chunk should hold at most: 1/16 of the memory budget.
+inline uint64_t ChunkByteCap(const PipelineContext* ctx) {
+  return std::max<uint64_t>(1, ctx->budget()->limit() / 16);
+}
 
 // Applies `fn` (Result<bool>(Element&): false drops the element) to every element of a
 // chunk under an error policy: a failing element is dropped (skip / quarantine) or ends the
