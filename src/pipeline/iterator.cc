@@ -102,10 +102,10 @@ Result<bool> Iterator::Impl::Next(Element* out) {
 }
 
 uint64_t Iterator::Impl::GraphFingerprint() const {
-  uint64_t h = Mix64(0x51u);
+  uint64_t h = 0x7374616765730007ULL;  // "stages"
   for (const DatasetNode* n = root_.get(); n != nullptr; n = n->input()) {
     if (n->kind() == "prefetch") continue;
-    for (char c : n->kind()) h = Mix64(h ^ static_cast<uint8_t>(c));
+    for (char c : n->kind()) h = CombineKey(h, static_cast<uint8_t>(c));
   }
   return h;
 }

@@ -15,6 +15,8 @@
 namespace sluice::pipeline {
 namespace {
 
+constexpr uint64_t kBufferTag = 0x6275666665720006ULL;  // "buffer": slot choices of the buffer
+
 class ShuffleBufferNode final : public DatasetNode {
  public:
   ShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed)
@@ -101,7 +103,8 @@ Result<bool> ShuffleBufferIterator::Next(Element* out) {
   if (fill_ < buf_.size()) input_done_ = true;
   if (fill_ == 0) return false;
 
-  uint64_t key = Mix64(Mix64(node_cfg_->seed()) ^ Mix64(last_in_.epoch) ^ emitted_);
+  uint64_t key = CombineKey(CombineKey(CombineKey(kBufferTag, node_cfg_->seed()), last_in_.epoch),
+                            emitted_);
   size_t j = static_cast<size_t>((static_cast<unsigned __int128>(key) * fill_) >> 64);
   std::swap(*out, buf_[j]);
   uint64_t bytes = out->bytes();

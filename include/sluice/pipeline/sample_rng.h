@@ -5,22 +5,18 @@
 
 #include <cstdint>
 
-namespace sluice::pipeline {
+#include "sluice/pipeline/permutation.h"  // Mix64, CombineKey
 
-// SplitMix64's finalizer: a strong 64-bit mixer (used to derive independent seeds).
-inline uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+namespace sluice::pipeline {
 
 // xoshiro256** seeded through SplitMix64. Small, fast, good statistical quality.
 class SampleRng {
  public:
+  static constexpr uint64_t kTag = 0x73616d706c650005ULL;  // "sample", after docs/order.md's
+
   SampleRng(uint64_t seed, uint64_t epoch, uint64_t position) {
-    uint64_t x = Mix64(Mix64(Mix64(seed) ^ epoch) ^ position);
-    for (uint64_t& w : s_) w = x = Mix64(x);
+    uint64_t x = CombineKey(CombineKey(CombineKey(kTag, seed), epoch), position);
+    for (uint64_t& w : s_) w = x = Mix64(x + 0x9e3779b97f4a7c15ULL);  // SplitMix64 stream
   }
   uint64_t Next() {
     uint64_t result = Rotl(s_[1] * 5, 7) * 9;
