@@ -36,13 +36,33 @@ std::string_view CodecExtension(Codec codec) {
   return "";
 }
 
+namespace {
+bool StartsWithValidHeader(std::string_view bytes) {
+  uint64_t length;
+  return bytes.size() >= kRecordHeaderBytes &&
+         CheckRecordHeader(bytes.data(), UINT64_MAX, true, &length) == HeaderCheck::kOk;
+}
+}  // namespace
+
 Codec DetectCodec(std::string_view first_bytes) {
+  // A TFRecord whose first length starts 1f 8b would otherwise pass for gzip.
+  if (StartsWithValidHeader(first_bytes)) return Codec::kNone;
   auto starts_with = [&](std::string_view magic) {
     return first_bytes.substr(0, magic.size()) == magic;
   };
   if (starts_with(kGzipMagic)) return Codec::kGzip;
   if (starts_with(kZstdMagic)) return Codec::kZstd;
   return Codec::kNone;
+}
+
+Codec DetectShardCodec(std::string_view first_bytes, std::string_view path) {
+  Codec codec = DetectCodec(first_bytes);
+  if (codec != Codec::kNone || StartsWithValidHeader(first_bytes)) return codec;
+  for (Codec named : {Codec::kGzip, Codec::kZstd}) {
+    std::string_view ext = CodecExtension(named);
+    if (path.size() >= ext.size() && path.substr(path.size() - ext.size()) == ext) return named;
+  }
+  return codec;
 }
 
 void AppendFramedRecord(ByteView payload, std::string* out) {

@@ -20,9 +20,9 @@ Result<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(
     io::FileSystem* fs, const std::string& path, const RecordReaderOptions& options,
     bool keep_frames) {
   SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
-  char magic[4];
+  char magic[kDetectBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof magic, magic));
-  Codec codec = DetectCodec(head);
+  Codec codec = DetectShardCodec(head, path);
   auto reader = std::make_unique<RecordStreamReader>(path, codec, options);
   StreamSourceOptions source_options{options, keep_frames, &reader->warnings_};
   SLUICE_ASSIGN_OR_RETURN(reader->source_,

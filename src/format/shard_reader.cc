@@ -231,9 +231,9 @@ Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
   auto mismatch = [&](const std::string& why) {
     return DataLoss(index_path + ": index does not match shard " + path() + ": " + why);
   };
-  char magic[4];
+  char magic[kDetectBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file_->Read(0, sizeof magic, magic));
-  Codec codec = DetectCodec(head);
+  Codec codec = DetectShardCodec(head, path());
   if (codec != index_.codec()) {
     return mismatch("index says codec " + std::string(CodecName(index_.codec())) +
                     ", the shard is " + std::string(CodecName(codec)));
