@@ -27,6 +27,10 @@ void EncodeFramedRecord(ByteView payload, char* dst);
 Codec DetectShardCodec(std::string_view first_bytes, std::string_view path);
 inline constexpr size_t kDetectBytes = kRecordHeaderBytes;
 
+// CRC32C of p[0, n): the crc32 instruction inline for short inputs (record headers, small
+// payloads), where a call into ISA-L's dispatcher costs more than the work; ISA-L otherwise.
+uint32_t Crc32c(const char* p, size_t n);
+
 enum class HeaderCheck { kOk, kLengthCrcMismatch, kTooLong };
 
 // Decodes the 12-byte header at `header` into *length and checks it: the length CRC first
