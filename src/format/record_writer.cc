@@ -144,8 +144,8 @@ Status RecordWriterImpl::Write(ByteView record) {
   if (zstd && !pending_.empty() && pending_.size() + framed > options_.zstd_frame_bytes) {
     SLUICE_RETURN_IF_ERROR(Fail(WriteZstdFrame()));  // records never straddle frames
   }
-  if (zstd && frames_.size() >= UINT32_MAX) {
-    return Fail(ResourceExhausted(path() + ": too many zstd frames for the index"));
+  if (frames_.size() >= UINT32_MAX) {  // IndexRecord::frame is 32 bits
+    return Fail(ResourceExhausted(path() + ": too many frames for the index"));
   }
   AddIndexEntry(record.size());
   if (!zstd && record.size() >= kDirectAppendBytes) {
