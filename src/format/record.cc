@@ -12,9 +12,12 @@ namespace sluice::format {
 
 std::string_view CodecName(Codec codec) {
   switch (codec) {
-    case Codec::kNone: return "none";
-    case Codec::kGzip: return "gzip";
-    case Codec::kZstd: return "zstd";
+    case Codec::kNone:
+      return "none";
+    case Codec::kGzip:
+      return "gzip";
+    case Codec::kZstd:
+      return "zstd";
   }
   return "unknown";
 }
@@ -29,9 +32,12 @@ Result<Codec> ParseCodec(std::string_view name) {
 
 std::string_view CodecExtension(Codec codec) {
   switch (codec) {
-    case Codec::kNone: return "";
-    case Codec::kGzip: return ".gz";
-    case Codec::kZstd: return ".zst";
+    case Codec::kNone:
+      return "";
+    case Codec::kGzip:
+      return ".gz";
+    case Codec::kZstd:
+      return ".zst";
   }
   return "";
 }

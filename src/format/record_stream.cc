@@ -68,9 +68,8 @@ bool RecordStreamReader::NextBuffered(ByteView* record) {
   const char* header = window_.At(pos_);
   uint64_t length = DecodeFixed64(header);
   if (length > max_record_bytes_ || length > available - kRecordOverheadBytes) return false;
-  if (options_.verify_crc &&
-      (crc32c::Unmask(DecodeFixed32(header + 8)) != Crc32c(header, 8) ||
-       !PayloadCrcMatches(header + kRecordHeaderBytes, length))) {
+  if (options_.verify_crc && (crc32c::Unmask(DecodeFixed32(header + 8)) != Crc32c(header, 8) ||
+                              !PayloadCrcMatches(header + kRecordHeaderBytes, length))) {
     return false;  // the general path reports it
   }
   *record = ByteView(header + kRecordHeaderBytes, length);
@@ -87,7 +86,8 @@ Result<RecordStreamReader::Parse> RecordStreamReader::ParseAt(uint64_t pos, uint
   if (!have) {
     if (window_.end() == pos) return Parse::kEnd;
     *fault = {"truncated record header (" + std::to_string(window_.end() - pos) +
-                  " of 12 bytes before the end)", true};
+                  " of 12 bytes before the end)",
+              true};
     return Parse::kFault;
   }
   HeaderCheck check =
@@ -140,8 +140,8 @@ Result<bool> RecordStreamReader::HandleFault(const Fault& fault) {
   const bool at_eof = segment_ended_ && segment_end_ == StreamSource::FillResult::kEnd;
   if (options_.policy == CorruptionPolicy::kStrict) {
     if (!(fault.truncated && at_eof && options_.tolerate_torn_tail)) {
-      return DataLoss(Where(pos_) + ": " + fault.reason + " (record " +
-                      std::to_string(returned_) + ")");
+      return DataLoss(Where(pos_) + ": " + fault.reason + " (record " + std::to_string(returned_) +
+                      ")");
     }
     uint64_t torn = window_.end() - pos_;
     warnings_.push_back(Where(pos_) + ": torn tail: " + fault.reason + "; ignored " +

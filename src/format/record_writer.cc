@@ -92,8 +92,7 @@ class RecordWriterImpl final : public RecordWriter {
 Status RecordWriterImpl::Init() {
   if (options_.codec == Codec::kZstd) {
     if (options_.zstd_level < ZSTD_minCLevel() || options_.zstd_level > ZSTD_maxCLevel()) {
-      return InvalidArgument("zstd_level " + std::to_string(options_.zstd_level) +
-                             " out of range");
+      return InvalidArgument("zstd_level " + std::to_string(options_.zstd_level) + " out of range");
     }
     if (options_.zstd_frame_bytes == 0) return InvalidArgument("zstd_frame_bytes must be > 0");
     zstd_.reset(ZSTD_createCCtx());
@@ -105,12 +104,11 @@ Status RecordWriterImpl::Init() {
     ZSTD_CCtx_setParameter(zstd_.get(), ZSTD_c_checksumFlag, 1);
   } else if (options_.codec == Codec::kGzip) {
     if (options_.gzip_level < -1 || options_.gzip_level > 9) {
-      return InvalidArgument("gzip_level " + std::to_string(options_.gzip_level) +
-                             " out of range");
+      return InvalidArgument("gzip_level " + std::to_string(options_.gzip_level) + " out of range");
     }
     // windowBits 15 + 16: a gzip wrapper, which is what TFRecordOptions("GZIP") writes.
-    if (deflateInit2(&zlib_.z, options_.gzip_level, Z_DEFLATED, 15 + 16, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(&zlib_.z, options_.gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK) {
       return Internal("deflateInit2 failed");
     }
     zlib_.live = true;

@@ -38,7 +38,9 @@ bool GetVarint64(ByteView* in, uint64_t* v) {
   return false;
 }
 
-bool AddOverflows(uint64_t a, uint64_t b, uint64_t* sum) { return __builtin_add_overflow(a, b, sum); }
+bool AddOverflows(uint64_t a, uint64_t b, uint64_t* sum) {
+  return __builtin_add_overflow(a, b, sum);
+}
 
 // Parses the frame and record tables (everything between the fixed header and the CRC).
 class TableParser {
@@ -132,8 +134,10 @@ std::string ShardIndex::Serialize() const {
 
 Result<ShardIndex> ShardIndex::Parse(ByteView data, const std::string& source) {
   auto bad = [&](const std::string& why) { return DataLoss(source + ": corrupt index: " + why); };
-  if (data.size() < kFixedHeaderBytes + 4) return bad("too short (" + std::to_string(data.size()) + " bytes)");
-  if (data.substr(0, kIndexMagic.size()) != kIndexMagic) return bad("bad magic (not a sluice index)");
+  if (data.size() < kFixedHeaderBytes + 4)
+    return bad("too short (" + std::to_string(data.size()) + " bytes)");
+  if (data.substr(0, kIndexMagic.size()) != kIndexMagic)
+    return bad("bad magic (not a sluice index)");
   ByteView body = data.substr(0, data.size() - 4);
   if (crc32c::Unmask(DecodeFixed32(data.data() + body.size())) != crc32c::Value(body)) {
     return bad("CRC mismatch");
@@ -144,15 +148,16 @@ Result<ShardIndex> ShardIndex::Parse(ByteView data, const std::string& source) {
                std::to_string(kIndexVersion) + ")");
   }
   uint32_t codec = DecodeFixed32(data.data() + 12);
-  if (codec > static_cast<uint32_t>(Codec::kZstd)) return bad("unknown codec " + std::to_string(codec));
+  if (codec > static_cast<uint32_t>(Codec::kZstd))
+    return bad("unknown codec " + std::to_string(codec));
   uint64_t num_frames = DecodeFixed64(data.data() + 16);
   uint64_t num_records = DecodeFixed64(data.data() + 24);
   body.remove_prefix(kFixedHeaderBytes);
   // Bound the counts by the bytes present before allocating anything.
   if (num_frames > body.size() / kMinEntryBytes ||
       num_records > body.size() / kMinEntryBytes - num_frames) {
-    return bad("counts (" + std::to_string(num_frames) + " frames, " +
-               std::to_string(num_records) + " records) exceed the index size");
+    return bad("counts (" + std::to_string(num_frames) + " frames, " + std::to_string(num_records) +
+               " records) exceed the index size");
   }
   std::vector<IndexFrame> frames;
   std::vector<IndexRecord> records;
@@ -186,8 +191,9 @@ ShardIndex GroupZstdFrames(const std::deque<FrameSpan>& spans,
   std::vector<bool> cuttable(spans.size() + 1, true);
   for (const StreamRecord& r : recs) {
     uint64_t end = r.offset + r.length + kRecordOverheadBytes;
-    auto first = std::upper_bound(spans.begin(), spans.end(), r.offset,
-                                  [](uint64_t o, const FrameSpan& s) { return o < s.stream_offset; });
+    auto first =
+        std::upper_bound(spans.begin(), spans.end(), r.offset,
+                         [](uint64_t o, const FrameSpan& s) { return o < s.stream_offset; });
     for (auto it = first; it != spans.end() && it->stream_offset < end; ++it) {
       cuttable[it - spans.begin()] = false;
     }

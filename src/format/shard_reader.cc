@@ -111,17 +111,15 @@ Status ShardReaderImpl::Read(uint64_t i, std::string* out) const {
                              std::to_string(options_.max_record_bytes));
   }
   if (index_.codec() == Codec::kNone) return ReadUncompressed(i, r, out);
-  SLUICE_ASSIGN_OR_RETURN(ByteView frame,
-                          DecodedFramePrefix(r.frame, r.offset_in_frame + r.length +
-                                                          kRecordOverheadBytes));
+  SLUICE_ASSIGN_OR_RETURN(ByteView frame, DecodedFramePrefix(r.frame, r.offset_in_frame + r.length +
+                                                                          kRecordOverheadBytes));
   const char* framed = frame.data() + r.offset_in_frame;
   SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, framed));
   out->assign(framed + kRecordHeaderBytes, r.length);
   return Status::OK();
 }
 
-Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r,
-                                         std::string* out) const {
+Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, std::string* out) const {
   const IndexFrame& f = index_.frames()[r.frame];
   const uint64_t framed = r.length + kRecordOverheadBytes;
   if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
@@ -182,9 +180,8 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
   while (produced < need && read < f.file_bytes) {
     // A frame small enough to decode whole is read whole, which lets zstd decode it in one
     // pass straight into *out.
-    size_t chunk = static_cast<size_t>(
-        std::min<uint64_t>(f.file_bytes - read,
-                           need == f.uncompressed_bytes ? kWholeFrameBytes : kInputChunkBytes));
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(
+        f.file_bytes - read, need == f.uncompressed_bytes ? kWholeFrameBytes : kInputChunkBytes));
     t.input.resize(std::max(t.input.size(), chunk));
     SLUICE_ASSIGN_OR_RETURN(ByteView in, file_->Read(f.file_offset + read, chunk, t.input.data()));
     if (in.size() != chunk) break;
@@ -215,8 +212,8 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
   return Status::OK();
 }
 
-Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need,
-                                std::string* out, size_t* produced) const {
+Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need, std::string* out,
+                                size_t* produced) const {
   z_stream* z = &State().zlib;
   while (!in.empty() && *produced < need) {
     if (*produced == out->size()) {
@@ -252,8 +249,9 @@ Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
     return mismatch("index says codec " + std::string(CodecName(index_.codec())) +
                     ", the shard is " + std::string(CodecName(codec)));
   }
-  uint64_t end = index_.frames().empty() ? 0 : index_.frames().back().file_offset +
-                                                   index_.frames().back().file_bytes;
+  uint64_t end = index_.frames().empty()
+                     ? 0
+                     : index_.frames().back().file_offset + index_.frames().back().file_bytes;
   if (end != file_->size()) {
     return mismatch("index covers " + std::to_string(end) + " bytes, the shard has " +
                     std::to_string(file_->size()));

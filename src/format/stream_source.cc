@@ -1,10 +1,11 @@
 // The uncompressed and gzip stream sources (zstd: zstd_source.cc).
+#include "format/stream_source.h"
+
 #include <zlib.h>
 
 #include <climits>
 
 #include "format/compressed_input.h"
-#include "format/stream_source.h"
 
 namespace sluice::format {
 namespace {
@@ -12,7 +13,8 @@ namespace {
 class NoneSource final : public StreamSource {
  public:
   NoneSource(std::unique_ptr<io::RandomAccessFile> file, const StreamSourceOptions& options)
-      : file_(std::move(file)), read_bytes_(std::max<size_t>(options.reader.read_buffer_bytes, 4096)) {}
+      : file_(std::move(file)),
+        read_bytes_(std::max<size_t>(options.reader.read_buffer_bytes, 4096)) {}
 
   Result<FillResult> Fill(StreamWindow* window, size_t want) override {
     uint64_t left = file_->size() - std::min(next_, file_->size());
@@ -121,7 +123,8 @@ class GzipSource final : public StreamSource {
   Result<FillResult> Truncated() {
     std::string what = file_->path() + ": truncated gzip stream: the file ends inside a gzip " +
                        "member (file size " + std::to_string(file_->size()) + ")";
-    if (options_.reader.policy == CorruptionPolicy::kStrict && !options_.reader.tolerate_torn_tail) {
+    if (options_.reader.policy == CorruptionPolicy::kStrict &&
+        !options_.reader.tolerate_torn_tail) {
       return DataLoss(what);
     }
     if (options_.warnings != nullptr) options_.warnings->push_back(what);
@@ -150,10 +153,12 @@ Result<std::unique_ptr<StreamSource>> MakeStreamSource(Codec codec,
                                                        std::unique_ptr<io::RandomAccessFile> file,
                                                        const StreamSourceOptions& options) {
   switch (codec) {
-    case Codec::kNone: return std::unique_ptr<StreamSource>(
-        std::make_unique<NoneSource>(std::move(file), options));
-    case Codec::kGzip: return MakeGzipSource(std::move(file), options);
-    case Codec::kZstd: return MakeZstdSource(std::move(file), options);
+    case Codec::kNone:
+      return std::unique_ptr<StreamSource>(std::make_unique<NoneSource>(std::move(file), options));
+    case Codec::kGzip:
+      return MakeGzipSource(std::move(file), options);
+    case Codec::kZstd:
+      return MakeZstdSource(std::move(file), options);
   }
   return Internal("unknown codec");
 }

@@ -147,7 +147,8 @@ Status ZstdSource::LoadWholeFrame() {
         input_.available() >= hold_limit_) {
       return Status::OK();
     }
-    SLUICE_RETURN_IF_ERROR(input_.Fill(input_.available() + std::max(read_bytes_, input_.available())));
+    SLUICE_RETURN_IF_ERROR(
+        input_.Fill(input_.available() + std::max(read_bytes_, input_.available())));
   }
 }
 

@@ -56,8 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const uint8_t flags = data[0];
   std::string path = "/shard.tfrecord";
-  if (flags & 1) path += ".zst";
-  else if (flags & 2) path += ".gz";
+  if (flags & 1)
+    path += ".zst";
+  else if (flags & 2)
+    path += ".gz";
   auto fs = io::NewMemoryFileSystem();
   if (!fs->WriteAll(path, ByteView(reinterpret_cast<const char*>(data + 1), size - 1)).ok()) {
     return 0;

@@ -95,8 +95,9 @@ int Read(const Args& a) {
                  static_cast<unsigned long long>(s.length), s.reason.c_str());
   }
   for (const auto& w : (*r)->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  if (a.count) std::printf("%llu %llu\n", static_cast<unsigned long long>(records),
-                           static_cast<unsigned long long>(bytes));
+  if (a.count)
+    std::printf("%llu %llu\n", static_cast<unsigned long long>(records),
+                static_cast<unsigned long long>(bytes));
   return status.ok() ? 0 : Fail(status);
 }
 

@@ -81,8 +81,7 @@ TEST_F(RecordCorruption, ChecksumMismatchAtEveryByte) {
     EXPECT_NE(strict.status.message().find(bad_ + ": offset " + std::to_string(offsets[j]) + ":"),
               std::string::npos)
         << strict.status.message();
-    EXPECT_NE(strict.status.message().find("(record " + std::to_string(j) + ")"),
-              std::string::npos)
+    EXPECT_NE(strict.status.message().find("(record " + std::to_string(j) + ")"), std::string::npos)
         << strict.status.message();
     EXPECT_EQ(strict.records, std::vector<std::string>(records.begin(), records.begin() + j));
 
@@ -112,8 +111,8 @@ TEST_F(RecordCorruption, ZstdDamagedFrameIsDroppedWhole) {
     }
     auto strict = ReadShard(fs_.get(), bad_);
     ASSERT_EQ(strict.status.code(), StatusCode::kDataLoss) << "flipped byte " << k;
-    EXPECT_NE(strict.status.message().find(
-                  "file offset " + std::to_string(index_.frames()[f].file_offset)),
+    EXPECT_NE(strict.status.message().find("file offset " +
+                                           std::to_string(index_.frames()[f].file_offset)),
               std::string::npos)
         << strict.status.message();
 
@@ -175,8 +174,8 @@ TEST_F(RecordCorruption, TruncatedCompressedTail) {
         ASSERT_TRUE(got.status.ok()) << cut << ": " << got.status.ToString();
         ASSERT_LE(got.records.size(), records.size());
         EXPECT_GE(got.records.size(), earlier_frames);
-        EXPECT_EQ(got.records, std::vector<std::string>(records.begin(),
-                                                        records.begin() + got.records.size()));
+        EXPECT_EQ(got.records,
+                  std::vector<std::string>(records.begin(), records.begin() + got.records.size()));
         EXPECT_FALSE(got.warnings.empty());
       }
     }

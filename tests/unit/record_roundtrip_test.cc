@@ -139,13 +139,14 @@ TEST_P(RecordRoundTrip, NoIndexWhenDisabled) {
   EXPECT_FALSE(env_.fs()->Exists(env_.Path("s.tfrecord.idx")));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Codecs, RecordRoundTrip,
-    ::testing::Combine(::testing::Values(Codec::kNone, Codec::kGzip, Codec::kZstd),
-                       ::testing::Values("memory", "local")),
-    [](const auto& info) {
-      return std::string(CodecName(std::get<0>(info.param))) + "_" + std::get<1>(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(Codecs, RecordRoundTrip,
+                         ::testing::Combine(::testing::Values(Codec::kNone, Codec::kGzip,
+                                                              Codec::kZstd),
+                                            ::testing::Values("memory", "local")),
+                         [](const auto& info) {
+                           return std::string(CodecName(std::get<0>(info.param))) + "_" +
+                                  std::get<1>(info.param);
+                         });
 
 TEST(RecordWriter, ZstdFramesHoldWholeRecordsUpToTheFrameSize) {
   auto fs = io::NewMemoryFileSystem();

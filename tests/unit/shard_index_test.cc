@@ -1,4 +1,6 @@
 // ShardIndex (serialize, parse, build) and ShardReader (random access through the index).
+#include "sluice/format/shard_index.h"
+
 #include <gtest/gtest.h>
 #include <zstd.h>
 
@@ -8,7 +10,6 @@
 
 #include "format/framing.h"
 #include "sluice/base/crc32c.h"
-#include "sluice/format/shard_index.h"
 #include "unit/record_test_util.h"
 
 namespace sluice::format {
@@ -134,9 +135,9 @@ TEST_P(ShardReaderTest, ChecksumMismatchNamesTheRecord) {
   if (GetParam() == Codec::kNone) {
     Status s = (*reader)->Read(20, &out);
     EXPECT_EQ(s.code(), StatusCode::kDataLoss);
-    EXPECT_NE(s.message().find("record 20 at offset " +
-                               std::to_string(index->frames()[20].file_offset)),
-              std::string::npos)
+    EXPECT_NE(
+        s.message().find("record 20 at offset " + std::to_string(index->frames()[20].file_offset)),
+        std::string::npos)
         << s.message();
     EXPECT_TRUE((*reader)->Read(21, &out).ok());
   } else {
@@ -206,8 +207,7 @@ TEST(ShardIndex, EveryFlippedByteIsRejected) {
     EXPECT_EQ(parsed.status().message().rfind("x.idx: corrupt index: ", 0), 0u);
   }
   for (size_t n = 0; n < good.size(); ++n) {
-    EXPECT_EQ(ShardIndex::Parse(good.substr(0, n), "x.idx").status().code(),
-              StatusCode::kDataLoss)
+    EXPECT_EQ(ShardIndex::Parse(good.substr(0, n), "x.idx").status().code(), StatusCode::kDataLoss)
         << "truncated to " << n;
   }
 }

@@ -42,7 +42,7 @@ struct SkippedRange {
   // in_compressed_file, in the compressed file (data that could not be decompressed).
   uint64_t offset = 0;
   uint64_t length = 0;
-  std::string reason;   // "payload CRC mismatch", "length CRC mismatch", ...
+  std::string reason;               // "payload CRC mismatch", "length CRC mismatch", ...
   bool in_compressed_file = false;  // a corrupt zstd frame, a corrupt or truncated gzip tail
 };
 
