@@ -120,6 +120,26 @@ def test_reads_zstd_command_output(tmp_path, records):
     assert unblob(tool("get", tmp_path / "py.tfrecord.zst").stdout) == records
 
 
+@pytest.mark.skipif(shutil.which("zstd") is None, reason="zstd command not installed")
+def test_reads_streamed_zstd_without_content_size(tmp_path, records):
+    # zstd reading stdin cannot know the content size, so its frame header omits it.
+    packed = subprocess.run(["zstd", "-q", "-c"], input=tfrecord(records), capture_output=True,
+                            check=True).stdout
+    path = tmp_path / "stream.tfrecord.zst"
+    path.write_bytes(packed)
+    assert unblob(tool("read", path).stdout) == records
+    assert unblob(tool("get", path).stdout) == records
+
+
+def test_reads_multi_member_gzip_split_inside_a_record(tmp_path, records):
+    data = tfrecord(records)
+    cut = len(tfrecord(records[:3])) + 7  # inside record 3's header
+    path = tmp_path / "members.tfrecord.gz"
+    path.write_bytes(gzip.compress(data[:cut]) + gzip.compress(data[cut:]))
+    assert unblob(tool("read", path).stdout) == records
+    assert unblob(tool("get", path).stdout) == records
+
+
 def test_corrupt_record_strict_error_and_skip(tmp_path, records):
     data = bytearray(tfrecord(records))
     offset = len(tfrecord(records[:5]))
