@@ -3,7 +3,7 @@
 //
 //   record_tool write [--codec none|gzip|zstd] [--frame-bytes N] [--no-index] OUT
 //       reads records from stdin as u32-LE-length-prefixed blobs and writes a shard
-//   record_tool read FILE [--skip] [--tolerate-torn-tail] [--count] [--no-crc]
+//   record_tool read FILE [--skip] [--tolerate-torn-tail] [--count] [--no-crc] [--read-buffer N]
 //       writes the records to stdout, u32-LE-length-prefixed (--count: prints only
 //       "records bytes"); skipped ranges and warnings go to stderr
 //   record_tool get FILE
@@ -29,6 +29,7 @@ struct Args {
   std::vector<std::string> positional;
   Codec codec = Codec::kZstd;
   size_t frame_bytes = size_t{1} << 20;
+  size_t read_buffer = size_t{1} << 20;
   bool index = true, skip = false, tolerate = false, count = false, crc = true;
 };
 
@@ -73,6 +74,7 @@ int Read(const Args& a) {
   if (a.skip) o.policy = CorruptionPolicy::kSkip;
   o.tolerate_torn_tail = a.tolerate;
   o.verify_crc = a.crc;
+  o.read_buffer_bytes = a.read_buffer;
   auto r = RecordReader::Open(LocalFileSystem(), a.positional.at(1), o);
   if (!r.ok()) return Fail(r.status());
   ByteView record;
@@ -148,6 +150,8 @@ int main(int argc, char** argv) {
       a.tolerate = true;
     } else if (arg == "--count") {
       a.count = true;
+    } else if (arg == "--read-buffer" && i + 1 < argc) {
+      a.read_buffer = std::stoull(argv[++i]);
     } else if (arg == "--no-crc") {
       a.crc = false;
     } else {
@@ -161,7 +165,7 @@ int main(int argc, char** argv) {
   if (cmd == "copy" && a.positional.size() == 3) return Copy(a);
   std::fprintf(stderr,
                "usage: record_tool write [--codec C] [--frame-bytes N] [--no-index] OUT < blobs\n"
-               "       record_tool read FILE [--skip] [--tolerate-torn-tail] [--count] [--no-crc]\n"
+               "       record_tool read FILE [--skip] [--tolerate-torn-tail] [--count] [--no-crc] [--read-buffer N]\n"
                "       record_tool get FILE\n"
                "       record_tool copy IN OUT [--codec C] [--frame-bytes N]\n");
   return 2;
