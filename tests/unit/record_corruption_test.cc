@@ -279,6 +279,27 @@ TEST_F(RecordCorruption, SkippedRangesAreInFileOrder) {
   EXPECT_EQ(skip.skipped[2].offset, offsets[15]);
 }
 
+// After damage, resync accepts records longer than the direct-CRC limit through the prefix
+// CRC chain, including when they straddle read-buffer refills.
+TEST_F(RecordCorruption, ResyncFindsLargeRecordsAfterDamage) {
+  auto records = MakeRecords(12, 5000, 90000, 9);
+  std::string good = Write(records, Codec::kNone);
+  auto offsets = Offsets(records);
+  std::string bad = good;
+  for (size_t j : {0, 4, 5, 10}) bad[offsets[j] + 12 + records[j].size() / 2] ^= 0x20;
+  Put(bad);
+  for (size_t buffer : {size_t{4096}, size_t{20000}, size_t{1} << 20}) {
+    auto o = SkipMode();
+    o.read_buffer_bytes = buffer;
+    auto skip = ReadShard(fs_.get(), bad_, o);
+    ASSERT_TRUE(skip.status.ok()) << skip.status.ToString();
+    EXPECT_EQ(skip.records, Without(records, {0, 4, 5, 10})) << "buffer " << buffer;
+    ASSERT_EQ(skip.skipped.size(), 3u);
+    EXPECT_EQ(skip.skipped[1].offset, offsets[4]);
+    EXPECT_EQ(skip.skipped[1].length, offsets[6] - offsets[4]);
+  }
+}
+
 // Every 12 bytes a header with a valid length CRC whose (wrong) payload runs to near the end
 // of the file: checking each candidate's payload CRC directly would cost O(n^2).
 TEST_F(RecordCorruption, AdversarialHeadersDoNotStallResync) {
