@@ -68,7 +68,11 @@ size_t PipelineContext::NodeIndex(const DatasetNode* node) const {
 }
 
 std::string PipelineContext::StateKey(const DatasetNode* node) const {
-  return std::to_string(NodeIndex(node)) + "." + std::string(node->kind());
+  // Prefetch stages hold no state and are not counted, so a state restores into the same
+  // pipeline with or without prefetch.
+  size_t index = 0;
+  for (size_t i = 0; i < NodeIndex(node); ++i) index += nodes_[i]->kind() != "prefetch";
+  return std::to_string(index) + "." + std::string(node->kind());
 }
 
 StageCounters* PipelineContext::Counters(const DatasetNode* node) {

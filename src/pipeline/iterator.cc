@@ -105,10 +105,10 @@ Result<bool> Iterator::Impl::Next(Element* out) {
 }
 
 uint64_t Iterator::Impl::GraphFingerprint() const {
-  uint64_t h = SplitMix64(0x51u);
+  uint64_t h = 0x7374616765730007ULL;  // "stages"
   for (const DatasetNode* n = root_.get(); n != nullptr; n = n->input()) {
     if (n->kind() == "prefetch") continue;
-    for (char c : n->kind()) h = SplitMix64(h ^ static_cast<uint8_t>(c));
+    for (char c : n->kind()) h = CombineKey(h, static_cast<uint8_t>(c));
   }
   return h;
 }
@@ -153,6 +153,7 @@ PipelineStats Iterator::Impl::Stats() const {
   s.memory_used_bytes = budget_->used();
   s.memory_peak_bytes = budget_->peak();
   s.autotune_steps = autotuner_ ? autotuner_->steps() : 0;
+  s.buffer_allocations = buffers_->allocations();
   s.stages = ctx_->SnapshotStages();
   return s;
 }

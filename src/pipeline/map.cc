@@ -9,13 +9,15 @@ namespace {
 
 class MapNode final : public DatasetNode {
  public:
-  MapNode(NodePtr input, Schema schema, MapFn fn, FilterFn predicate, MapOptions options)
+  MapNode(NodePtr input, Schema schema, MapFn fn, FilterFn predicate, MapOptions options,
+          std::string kind)
       : DatasetNode(std::move(input), std::move(schema)),
         fn_(std::move(fn)),
         predicate_(std::move(predicate)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        kind_(std::move(kind)) {}
 
-  std::string_view kind() const override { return predicate_ ? "filter" : "map"; }
+  std::string_view kind() const override { return kind_; }
   std::string name() const override {
     std::string n(kind());
     return options_.name.empty() ? n : n + ":" + options_.name;
@@ -31,6 +33,7 @@ class MapNode final : public DatasetNode {
   MapFn fn_;
   FilterFn predicate_;  // set for filter
   MapOptions options_;
+  std::string kind_;  // "map", "filter", "parse_example"
 };
 
 class MapIterator final : public StageIterator, private ChunkWork {
@@ -52,7 +55,7 @@ class MapIterator final : public StageIterator, private ChunkWork {
     ro.max_window = 2 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
-  ~MapIterator() override { runner_.reset(); }
+  ~MapIterator() override { runner_->Shutdown(); }
 
   Result<bool> Next(Element* out) override { return runner_->Next(out); }
   void Stop() override {
@@ -106,11 +109,12 @@ Result<std::unique_ptr<StageIterator>> MapNode::MakeIterator(PipelineContext* ct
 
 }  // namespace
 
-Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options) {
+Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options,
+                            std::string kind) {
   if (!fn) return InvalidArgument("map: no function");
   Schema schema = options.output_schema.value_or(input->schema());
   return NodePtr(std::make_shared<MapNode>(std::move(input), std::move(schema), std::move(fn),
-                                           nullptr, options));
+                                           nullptr, options, std::move(kind)));
 }
 
 Result<NodePtr> MakeFilterNode(NodePtr input, FilterFn predicate, const FilterOptions& options) {
@@ -121,7 +125,7 @@ Result<NodePtr> MakeFilterNode(NodePtr input, FilterFn predicate, const FilterOp
   mo.parallelism = 0;  // predicates are cheap: run on the consumer's thread, in chunks
   Schema schema = input->schema();
   return NodePtr(std::make_shared<MapNode>(std::move(input), std::move(schema), nullptr,
-                                           std::move(predicate), mo));
+                                           std::move(predicate), mo, "filter"));
 }
 
 }  // namespace sluice::pipeline

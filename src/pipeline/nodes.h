@@ -36,8 +36,10 @@ NodePtr MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed);
 // Whether `node` is a shuffle buffer; then *buffer_size and *seed receive its settings.
 bool AsShuffleBufferNode(const DatasetNode* node, size_t* buffer_size, uint64_t* seed);
 
-// map.cc: map and filter (a filter is a map that may drop the element).
-Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options);
+// map.cc: map and filter (a filter is a map that may drop the element). Built-in
+// element-wise stages (parse_example) are maps of another `kind`.
+Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options,
+                            std::string kind = "map");
 Result<NodePtr> MakeFilterNode(NodePtr input, FilterFn predicate, const FilterOptions& options);
 
 // parse_example.cc

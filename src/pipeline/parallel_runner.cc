@@ -18,6 +18,7 @@ void Chunk::Drop(size_t i) {
 ParallelRunner::ParallelRunner(PipelineContext* ctx, StageCounters* counters, ChunkWork* work,
                                RunnerOptions options)
     : ctx_(ctx),
+      gate_(std::make_shared<TaskGate>()),
       counters_(counters),
       work_(work),
       options_(options),
@@ -25,20 +26,29 @@ ParallelRunner::ParallelRunner(PipelineContext* ctx, StageCounters* counters, Ch
       window_(std::max<size_t>(1, options.window)) {
   counters_->parallelism.store(static_cast<uint32_t>(std::max<size_t>(1, parallelism_)));
   counters_->capacity.store(window_ * options_.chunk_elements);
+  gate_->runner = this;
   if (options_.tunable) ctx_->AddTunable(this);
 }
 
 ParallelRunner::~ParallelRunner() {
-  if (options_.tunable) ctx_->RemoveTunable(this);
-  Stop();
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [this] { return scheduled_ == 0 && running_ == 0; });
+  Shutdown();
   for (Chunk* c : slots_) {
     if (c) ctx_->budget()->Release(c->charged);
   }
   for (Chunk* c : ready_) ctx_->budget()->Release(c->charged);
   if (cur_) ctx_->budget()->Release(cur_->charged);
   counters_->buffered.store(0);
+}
+
+void ParallelRunner::Shutdown() {
+  if (options_.tunable) ctx_->RemoveTunable(this);
+  {
+    std::lock_guard<std::mutex> g(gate_->mu);
+    gate_->runner = nullptr;  // queued tasks will find the gate closed
+  }
+  Stop();
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return running_ == 0; });
 }
 
 void ParallelRunner::Stop() {
@@ -61,7 +71,7 @@ void ParallelRunner::MaybeScheduleLocked() {
   while (scheduled_ + running_ < parallelism_ && RoomLocked() &&
          pulled_ - consumed_ + scheduled_ < window_) {
     ++scheduled_;
-    ctx_->pool()->Submit([this] { TaskMain(); });
+    ctx_->pool()->Submit([gate = gate_] { RunTask(gate); });
   }
   // Output-blocked time: nothing runs because the consumer has not taken what is ready.
   bool throttled = scheduled_ + running_ == 0 && !RoomLocked();
@@ -102,11 +112,12 @@ bool ParallelRunner::RunOneHoldingInput() {
   uint64_t t0 = NowNs();
   work_->Pull(c, options_.chunk_elements);
   uint64_t t1 = NowNs();
-  if (c->end || !c->status.ok()) {
+  {
     std::lock_guard<std::mutex> l(mu_);
-    input_done_ = true;
+    if (c->end || !c->status.ok()) input_done_ = true;
+    input_mu_.unlock();
+    MaybeScheduleLocked();  // the next pull can start while this chunk is worked on
   }
-  input_mu_.unlock();
   if (c->size > 0) work_->Work(c);
   uint64_t t2 = NowNs();
 
@@ -133,23 +144,32 @@ bool ParallelRunner::RunOneHoldingInput() {
   return true;
 }
 
-void ParallelRunner::TaskMain() {
+void ParallelRunner::RunTask(const std::shared_ptr<TaskGate>& gate) {
+  ParallelRunner* r = nullptr;
   {
-    std::lock_guard<std::mutex> l(mu_);
-    --scheduled_;
-    if (stopping_) {
-      cv_.notify_all();  // under mu_: the destructor may be about to wait
-      return;
-    }
-    ++running_;
+    std::lock_guard<std::mutex> g(gate->mu);
+    r = gate->runner;
+    if (r == nullptr) return;
+    std::lock_guard<std::mutex> l(r->mu_);
+    --r->scheduled_;
+    if (r->stopping_) return;
+    ++r->running_;  // under the gate: the destructor now waits for this task
   }
+  r->TaskLoop();
+}
+
+void ParallelRunner::TaskLoop() {
+  bool contended = false;
   for (;;) {
-    input_mu_.lock();
+    if (!input_mu_.try_lock()) {
+      contended = true;  // whoever pulls will hand the chunk over; no point in queueing
+      break;
+    }
     if (!RunOneHoldingInput()) break;
   }
   std::lock_guard<std::mutex> l(mu_);
   --running_;
-  MaybeScheduleLocked();
+  if (!contended) MaybeScheduleLocked();  // e.g. autotune raised the parallelism meanwhile
   cv_.notify_all();
 }
 
@@ -245,6 +265,8 @@ uint64_t ParallelRunner::unit_bytes() const {
 
 void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
                    size_t max_elements, uint64_t deadline_ns) {
+  const uint64_t cap = ChunkByteCap(runner.context());
+  uint64_t bytes = 0;
   while (c->size < max_elements) {
     if (runner.stopping()) {
       c->status = Cancelled("iterator cancelled");
@@ -259,8 +281,9 @@ void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
       c->end = true;
       return;
     }
+    bytes += c->elems[c->size].bytes();
     ++c->size;
-    if (deadline_ns != 0 && NowNs() > deadline_ns) return;
+    if (bytes >= cap || (deadline_ns != 0 && NowNs() > deadline_ns)) return;
   }
 }
 

@@ -11,6 +11,7 @@
 // happen only on chunks another thread is actively producing.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -79,8 +80,10 @@ class ParallelRunner final : public Tunable {
  public:
   ParallelRunner(PipelineContext* ctx, StageCounters* counters, ChunkWork* work,
                  RunnerOptions options);
-  // Stops and waits for this runner's tasks (they exit at the next element).
   ~ParallelRunner() override;
+  // Stops and waits for the running tasks (they exit at the next element); tasks not started
+  // yet will do nothing. Stages call it in their destructor, before their members go away.
+  void Shutdown();
 
   // The next element in order (or completion order). Sticky: after false or an error,
   // returns the same.
@@ -89,6 +92,8 @@ class ParallelRunner final : public Tunable {
   void Stop();
   bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }
   const std::atomic<bool>* stopping_flag() const { return &stopping_flag_; }
+
+  const PipelineContext* context() const { return ctx_; }
 
   // Tunable.
   Kind kind() const override { return options_.kind; }
@@ -103,7 +108,14 @@ class ParallelRunner final : public Tunable {
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
   // when it pulled nothing (no room, input done, stopping).
   bool RunOneHoldingInput();
-  void TaskMain();
+  // A task's entry: queued tasks reach the runner through the gate, which the destructor
+  // closes, so destruction never waits for tasks that have not started.
+  struct TaskGate {
+    std::mutex mu;
+    ParallelRunner* runner;  // guarded by mu; null once the runner is being destroyed
+  };
+  static void RunTask(const std::shared_ptr<TaskGate>& gate);
+  void TaskLoop();
   // The next chunk to deliver, or null at the end of the stream.
   Result<Chunk*> TakeChunk();
   Chunk* PopReadyLocked();
@@ -111,12 +123,14 @@ class ParallelRunner final : public Tunable {
   void Recycle(Chunk* c);
 
   PipelineContext* const ctx_;
+  const std::shared_ptr<TaskGate> gate_;
   StageCounters* const counters_;
   ChunkWork* const work_;
   const RunnerOptions options_;
 
-  // Serializes ChunkWork::Pull (the input iterator is not thread-safe). Lock order:
-  // input_mu_ before mu_; the consumer only try_locks input_mu_ while holding mu_.
+  // Serializes ChunkWork::Pull (the input iterator is not thread-safe). Only ever
+  // try_locked: a thread finding it taken knows someone is pulling and moves on or waits on
+  // cv_, so no pool thread blocks behind a puller. Lock order: gate, input_mu_, mu_.
   std::mutex input_mu_;
 
   mutable std::mutex mu_;  // guards everything below
@@ -150,10 +164,16 @@ namespace sluice::pipeline {
 class StageIterator;
 
 // Pulls up to `max_elements` elements from `input` into the chunk (setting end / status).
-// With a nonzero `deadline_ns` (NowNs() time) it stops early once the deadline passed and
-// the chunk holds an element: cheap elements travel in runs, expensive ones alone.
+// It stops early, once the chunk holds an element, when the chunk's bytes reach
+// ChunkByteCap() (so a chunk never dwarfs the memory budget) or, with a nonzero
+// `deadline_ns` (a NowNs() time), when the deadline passed: cheap elements travel in runs,
+// expensive ones alone.
 void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
                    size_t max_elements, uint64_t deadline_ns);
+// Bytes one chunk should hold at most: 1/16 of the memory budget.
+inline uint64_t ChunkByteCap(const PipelineContext* ctx) {
+  return std::max<uint64_t>(1, ctx->budget()->limit() / 16);
+}
 
 // Applies `fn` (Result<bool>(Element&): false drops the element) to every element of a
 // chunk under an error policy: a failing element is dropped (skip / quarantine) or ends the

@@ -1,13 +1,13 @@
-// prefetch(n): computes elements ahead of the consumer on the pool. Elements move in chunks:
-// one element when it is expensive (a batch), a run of up to 64 gathered within 100 us
-// when elements are cheap, so the hand-off cost per element stays small either way.
+// prefetch(n): computes up to n elements ahead of the consumer on the pool. Elements move
+// in chunks of up to n/4 (one element for small n, e.g. batches), cut short after 100 us so
+// an expensive element never waits for the next one: the hand-off cost per element stays
+// small for cheap elements while n still bounds what is held.
 #include "nodes.h"
 #include "parallel_runner.h"
 
 namespace sluice::pipeline {
 namespace {
 
-constexpr size_t kMaxRun = 64;
 constexpr uint64_t kRunNs = 100'000;
 constexpr size_t kMaxDepth = 64;
 
@@ -29,17 +29,18 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
   PrefetchIterator(PipelineContext* ctx, const PrefetchNode* node,
                    std::unique_ptr<StageIterator> input)
       : StageIterator(ctx, node, std::move(input)) {
+    size_t depth = node->depth() == kAutotune ? 2 : static_cast<size_t>(node->depth());
     RunnerOptions ro;
-    ro.chunk_elements = kMaxRun;
+    ro.chunk_elements = std::max<size_t>(1, depth / 4);
     ro.parallelism = 1;  // pulling is the work: more tasks would only queue on the input
-    ro.window = node->depth() == kAutotune ? 2 : static_cast<size_t>(node->depth());
+    ro.window = (depth + ro.chunk_elements - 1) / ro.chunk_elements;
     ro.kind = Tunable::Kind::kPrefetchDepth;
     ro.tunable = ctx->options().autotune && node->depth() == kAutotune;
     ro.max_parallelism = 1;
     ro.max_window = std::max(ro.window, kMaxDepth);
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
-  ~PrefetchIterator() override { runner_.reset(); }
+  ~PrefetchIterator() override { runner_->Shutdown(); }
 
   Result<bool> Next(Element* out) override { return runner_->Next(out); }
   void Stop() override {

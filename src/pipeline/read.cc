@@ -44,7 +44,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     ro.max_window = 4 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
-  ~ReadIterator() override { runner_.reset(); }
+  ~ReadIterator() override { runner_->Shutdown(); }
 
   Result<bool> Next(Element* out) override { return runner_->Next(out); }
   void Stop() override {
@@ -84,7 +84,10 @@ Status ReadIterator::ReadInto(Element* e, std::string* scratch) const {
 }
 
 void ReadIterator::Pull(Chunk* c, size_t max_elements) {
-  uint64_t n = std::min<uint64_t>(max_elements, slice_.size() - next_k_);
+  // Records are read after the pull: size the chunk from the records read so far.
+  uint64_t avg = counters_->bytes.load() / std::max<uint64_t>(1, counters_->elements.load());
+  uint64_t fit = avg == 0 ? 4 : std::max<uint64_t>(1, ChunkByteCap(ctx_) / avg);
+  uint64_t n = std::min<uint64_t>({max_elements, fit, slice_.size() - next_k_});
   for (uint64_t i = 0; i < n; ++i, ++next_k_) {
     Element& e = c->Slot(i);
     uint64_t position = slice_.PositionAt(next_k_);

@@ -75,6 +75,12 @@ inline std::vector<int64_t> Drain(Iterator* it, size_t max_elements = 0,
   return ids;
 }
 
+inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, const PipelineOptions& o) {
+  auto it = ds.MakeIterator(o);
+  EXPECT_TRUE(it.ok()) << it.status().ToString();
+  return it.ok() ? std::move(it).value() : nullptr;
+}
+
 inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, uint32_t threads = 2,
                                         bool autotune = false) {
   PipelineOptions o;

@@ -5,20 +5,18 @@
 
 #include <cstdint>
 
-#include "sluice/pipeline/permutation.h"
+#include "sluice/pipeline/permutation.h"  // Mix64, CombineKey
 
 namespace sluice::pipeline {
-
-// SplitMix64's step and finalizer: a strong 64-bit mixer (used to derive independent seeds).
-// (Mix64 of permutation.h is the finalizer alone.)
-inline uint64_t SplitMix64(uint64_t x) { return Mix64(x + 0x9e3779b97f4a7c15ull); }
 
 // xoshiro256** seeded through SplitMix64. Small, fast, good statistical quality.
 class SampleRng {
  public:
+  static constexpr uint64_t kTag = 0x73616d706c650005ULL;  // "sample", after docs/order.md's
+
   SampleRng(uint64_t seed, uint64_t epoch, uint64_t position) {
-    uint64_t x = SplitMix64(SplitMix64(SplitMix64(seed) ^ epoch) ^ position);
-    for (uint64_t& w : s_) w = x = SplitMix64(x);
+    uint64_t x = CombineKey(CombineKey(CombineKey(kTag, seed), epoch), position);
+    for (uint64_t& w : s_) w = x = Mix64(x + 0x9e3779b97f4a7c15ULL);  // SplitMix64 stream
   }
   uint64_t Next() {
     uint64_t result = Rotl(s_[1] * 5, 7) * 9;

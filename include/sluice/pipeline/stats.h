@@ -32,6 +32,7 @@ struct PipelineStats {
   uint64_t memory_used_bytes = 0;    // bytes held by pipeline buffers now
   uint64_t memory_peak_bytes = 0;    // most ever held
   uint64_t autotune_steps = 0;       // adjustments made by autotune
+  uint64_t buffer_allocations = 0;   // fresh tensor buffers (flat in steady state: reuse)
   std::vector<StageStats> stages;    // source first, consumer-facing stage last
 
   // Index of the stage that limits throughput (highest busy share of its threads), -1 if
