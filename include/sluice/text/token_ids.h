@@ -46,4 +46,18 @@ struct RaggedIds {
   }
 };
 
+// Real tokens versus slots of a padded or packed batch, summed over as many batches as one
+// likes. waste() is the fraction of slots that hold padding: the compute a model spends on
+// nothing.
+struct TokenCounts {
+  uint64_t real = 0;   // slots holding a document's token
+  uint64_t total = 0;  // all slots (rows x columns)
+  double waste() const { return total == 0 ? 0.0 : 1.0 - static_cast<double>(real) / total; }
+  TokenCounts& operator+=(const TokenCounts& o) {
+    real += o.real;
+    total += o.total;
+    return *this;
+  }
+};
+
 }  // namespace sluice::text
