@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "sluice/io/file_system.h"
+#include "sluice/text/plain_text.h"
 #include "sluice/text/token_cache.h"
 #include "sluice/text/tokenizer.h"
 #include "sluice/text/utf8.h"
@@ -20,14 +21,11 @@ namespace {
 
 using sluice::Status;
 
+// The lines of `data`, as getline reads them (sluice::text::SplitText, TextUnit::kLine).
 std::vector<std::string_view> SplitLines(std::string_view data) {
   std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t nl = data.find('\n', start);
-    if (nl == std::string_view::npos) nl = data.size();
-    lines.push_back(data.substr(start, nl - start));
-    start = nl + 1;
+  for (const auto& doc : sluice::text::SplitText(data, sluice::text::TextUnit::kLine)) {
+    lines.push_back(doc.text);
   }
   return lines;
 }
