@@ -38,6 +38,7 @@ Result<std::unique_ptr<TokenCacheReader>> TokenCacheReader::Open(io::FileSystem*
   SLUICE_ASSIGN_OR_RETURN(r->index_, MapFile(fs, r->index_path_));
   SLUICE_ASSIGN_OR_RETURN(r->data_, MapFile(fs, r->data_path_));
   SLUICE_RETURN_IF_ERROR(r->ValidateIndex(r->data_->data().size()));
+  r->ids_ = r->data_->data().data();
   return r;
 }
 
@@ -113,22 +114,6 @@ Status TokenCacheReader::ValidateIndex(uint64_t data_bytes) {
     prev = b;
   }
   return Status::OK();
-}
-
-uint64_t TokenCacheReader::Offset(uint64_t i) const { return DecodeFixed64(offsets_ + 8 * i); }
-
-uint64_t TokenCacheReader::length(uint64_t i) const {
-  return DecodeFixed32(lengths_ + 4 * i);
-}
-
-std::span<const uint16_t> TokenCacheReader::Document16(uint64_t i) const {
-  const auto* p = reinterpret_cast<const uint16_t*>(data_->data().data() + Offset(i));
-  return {p, length(i)};
-}
-
-std::span<const uint32_t> TokenCacheReader::Document32(uint64_t i) const {
-  const auto* p = reinterpret_cast<const uint32_t*>(data_->data().data() + Offset(i));
-  return {p, length(i)};
 }
 
 void TokenCacheReader::CopyDocument(uint64_t i, std::vector<int32_t>* out) const {

@@ -1,5 +1,7 @@
 // TokenCacheWriter: ids streamed into <prefix>.bin, the index written at Close
 // (docs/text-format.md, "Token cache").
+#include <algorithm>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -18,6 +20,19 @@ bool InVocabulary(T id, uint64_t vocab_size) {
     if (id < 0) return false;
   }
   return static_cast<uint64_t>(id) < vocab_size;
+}
+
+// Appends ids (already checked to fit) as little-endian U values. The host is little-endian
+// (the reader asserts it), so a U's bytes are already in file order.
+template <typename U, TokenId T>
+void AppendLittleEndian(std::span<const T> ids, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + ids.size() * sizeof(U));
+  char* p = out->data() + at;
+  for (size_t k = 0; k < ids.size(); ++k, p += sizeof(U)) {
+    const U v = static_cast<U>(ids[k]);
+    std::memcpy(p, &v, sizeof(U));
+  }
 }
 
 }  // namespace
@@ -69,18 +84,23 @@ Status TokenCacheWriter::Append(std::span<const T> ids) {
                "token cache {}: document {} has {} ids; the index stores lengths as int32",
                prefix_, lengths_.size(), ids.size()));
   }
-  const size_t width = TokenWidthBytes(width_);
-  for (size_t k = 0; k < ids.size(); ++k) {
-    const T id = ids[k];
-    if (!InVocabulary(id, vocab_size_)) {
-      return status_ = InvalidArgument(
-                 fmt::format("token cache {}: document {} position {}: id {} outside the "
-                             "vocabulary [0, {})",
-                             prefix_, lengths_.size(), k, static_cast<int64_t>(id), vocab_size_));
+  // Encoded in slices so the buffer stays near buffer_bytes whatever the document length.
+  constexpr size_t kSlice = 4096;
+  for (size_t begin = 0; begin < ids.size(); begin += kSlice) {
+    const size_t end = std::min(ids.size(), begin + kSlice);
+    for (size_t k = begin; k < end; ++k) {
+      if (!InVocabulary(ids[k], vocab_size_)) {
+        return status_ = InvalidArgument(fmt::format(
+                   "token cache {}: document {} position {}: id {} outside the vocabulary "
+                   "[0, {})", prefix_, lengths_.size(), k, static_cast<int64_t>(ids[k]),
+                   vocab_size_));
+      }
     }
-    char le[4];
-    EncodeFixed32(le, static_cast<uint32_t>(id));
-    buffer_.append(le, width);  // the low `width` bytes of a little-endian value
+    if (width_ == TokenWidth::k16) {
+      AppendLittleEndian<uint16_t>(ids.subspan(begin, end - begin), &buffer_);
+    } else {
+      AppendLittleEndian<uint32_t>(ids.subspan(begin, end - begin), &buffer_);
+    }
     if (buffer_.size() >= options_.buffer_bytes) SLUICE_RETURN_IF_ERROR(Flush());
   }
   lengths_.push_back(static_cast<int32_t>(ids.size()));

@@ -193,16 +193,25 @@ TEST(Bucketing, RestoredBucketerContinuesIdentically) {
   EXPECT_FALSE(b->Restore({{1, 2, 3, 4, 5, 6, 7}, {}, {}}).ok());
 }
 
-TEST(Bucketing, QuantileBoundariesSplitEvenly) {
-  std::vector<size_t> lengths;
-  for (size_t i = 0; i < 1000; ++i) lengths.push_back(i);
-  const auto bounds = QuantileBoundaries(lengths, 4);
-  EXPECT_EQ(bounds, (std::vector<size_t>{251, 501, 751}));
+TEST(Bucketing, BalancedBoundariesSplitTokensEvenly) {
+  // 900 documents of length 1 and 100 of length 9: 900 tokens each.
+  std::vector<size_t> lengths(900, 1);
+  lengths.insert(lengths.end(), 100, 9);
+  EXPECT_EQ(BalancedBoundaries(lengths, 2), (std::vector<size_t>{2}));
+  std::vector<size_t> ramp;
+  for (size_t i = 1; i <= 100; ++i) ramp.push_back(i);
+  const auto bounds = BalancedBoundaries(ramp, 4);  // 5050 tokens: quarters end near 50, 71, 87
+  EXPECT_EQ(bounds, (std::vector<size_t>{51, 72, 88}));
   const std::vector<size_t> same(100, 5);
-  EXPECT_TRUE(QuantileBoundaries(same, 4).empty());  // one bucket holds them all
-  EXPECT_TRUE(QuantileBoundaries({}, 4).empty());
-  EXPECT_EQ(BatchSizesForTokenBudget(bounds, 4096, 2000),
-            (std::vector<size_t>{16, 8, 5, 2}));
+  EXPECT_TRUE(BalancedBoundaries(same, 4).empty());  // one bucket holds them all
+  EXPECT_TRUE(BalancedBoundaries({}, 4).empty());
+  EXPECT_EQ(BatchSizesForTokenBudget(bounds, 4096, 2000), (std::vector<size_t>{81, 57, 47, 2}));
+}
+
+TEST(Bucketing, GeometricBoundariesGrowByRatio) {
+  EXPECT_EQ(GeometricBoundaries(20, 1.5), (std::vector<size_t>{2, 3, 5, 8, 12, 18, 20}));
+  EXPECT_TRUE(GeometricBoundaries(20, 1.0).empty());
+  for (size_t b : GeometricBoundaries(512, 1.1)) EXPECT_LE(b, 512u);
 }
 
 }  // namespace

@@ -52,9 +52,16 @@ class LengthBucketer {
   std::vector<std::vector<uint64_t>> pending_;  // per bucket, each below its batch size
 };
 
-// Boundaries that split a sample of lengths into `num_buckets` buckets of about equal
-// counts (quantiles), deduplicated, so fewer buckets come back when lengths repeat a lot.
-std::vector<size_t> QuantileBoundaries(std::span<const size_t> lengths, size_t num_buckets);
+// Boundaries from a sample of document lengths such that each of `num_buckets` buckets holds
+// about the same number of tokens (not documents: padding waste is counted in tokens, and a
+// few long documents carry many of them). Deduplicated, so repeated lengths can yield fewer
+// buckets.
+std::vector<size_t> BalancedBoundaries(std::span<const size_t> lengths, size_t num_buckets);
+
+// Boundaries 1, 2, ... growing by `ratio` (at least 1 each step) up to `max_length`: every
+// bucket spans at most a `ratio - 1` fraction of its lower bound, so exact dynamic padding
+// within a bucket wastes at most about that much. Needs ratio > 1.
+std::vector<size_t> GeometricBoundaries(size_t max_length, double ratio);
 
 // Batch sizes that keep every batch near `max_tokens` slots: bucket i gets
 // max(1, max_tokens / L_i) where L_i is the longest length it admits (boundaries[i] - 1;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -110,10 +111,15 @@ class TokenCacheReader {
   bool is_mapped() const;
 
   // Length of document i. Precondition (for all per-document calls): i < size().
-  uint64_t length(uint64_t i) const;
+  // Inline: these are the per-sample hot path of a pipeline reading the cache.
+  uint64_t length(uint64_t i) const { return Load<uint32_t>(lengths_ + 4 * i); }
   // Zero-copy views into the mapped .bin. Precondition: width() is the matching width.
-  std::span<const uint16_t> Document16(uint64_t i) const;
-  std::span<const uint32_t> Document32(uint64_t i) const;
+  std::span<const uint16_t> Document16(uint64_t i) const {
+    return {reinterpret_cast<const uint16_t*>(ids_ + Offset(i)), length(i)};
+  }
+  std::span<const uint32_t> Document32(uint64_t i) const {
+    return {reinterpret_cast<const uint32_t*>(ids_ + Offset(i)), length(i)};
+  }
   // Calls fn with document i's span in its stored type; returns what fn returns.
   template <typename Fn>
   decltype(auto) Visit(uint64_t i, Fn&& fn) const {
@@ -130,7 +136,15 @@ class TokenCacheReader {
  private:
   TokenCacheReader() = default;
   Status ValidateIndex(uint64_t data_bytes);
-  uint64_t Offset(uint64_t i) const;  // byte offset of document i in .bin
+  // Index fields are unaligned in general (lengths start at byte 34); memcpy is one load.
+  // The host is little-endian (asserted in the .cc), like the file.
+  template <typename U>
+  static U Load(const char* p) {
+    U v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  uint64_t Offset(uint64_t i) const { return Load<uint64_t>(offsets_ + 8 * i); }
 
   std::string index_path_, data_path_;
   std::unique_ptr<io::FileMapping> index_, data_;
@@ -138,6 +152,7 @@ class TokenCacheReader {
   uint64_t count_ = 0, boundaries_ = 0, total_tokens_ = 0;
   const char* lengths_ = nullptr;   // int32[count_] inside index_, possibly unaligned
   const char* offsets_ = nullptr;   // int64[count_] inside index_, possibly unaligned
+  const char* ids_ = nullptr;       // the .bin bytes (data_), aligned for 32-bit ids
 };
 
 }  // namespace sluice::text
