@@ -16,9 +16,10 @@ Result<LengthBucketer> LengthBucketer::Create(BucketingOptions options) {
   const auto& bounds = options.boundaries;
   for (size_t i = 0; i < bounds.size(); ++i) {
     if (bounds[i] == 0 || (i > 0 && bounds[i] <= bounds[i - 1])) {
-      return InvalidArgument("bucketing: boundaries must be positive and strictly ascending "
-                             "(boundary " + std::to_string(i) + " is " +
-                             std::to_string(bounds[i]) + ")");
+      return InvalidArgument(
+          "bucketing: boundaries must be positive and strictly ascending "
+          "(boundary " +
+          std::to_string(i) + " is " + std::to_string(bounds[i]) + ")");
     }
   }
   if (options.batch_sizes.size() != bounds.size() + 1) {
@@ -108,8 +109,8 @@ std::vector<size_t> GeometricBoundaries(size_t max_length, double ratio) {
   return bounds;
 }
 
-std::vector<size_t> BatchSizesForTokenBudget(std::span<const size_t> boundaries,
-                                             size_t max_tokens, size_t max_length) {
+std::vector<size_t> BatchSizesForTokenBudget(std::span<const size_t> boundaries, size_t max_tokens,
+                                             size_t max_length) {
   std::vector<size_t> sizes;
   for (size_t i = 0; i <= boundaries.size(); ++i) {
     const size_t longest = i < boundaries.size() ? boundaries[i] - 1 : max_length;

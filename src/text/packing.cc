@@ -26,8 +26,7 @@ Status SequencePacker::Add(std::span<const T> ids, size_t first) {
   if (finished_) return FailedPrecondition("packing: Add after Finish");
   if (first > ids.size()) {
     return InvalidArgument("packing: resume offset " + std::to_string(first) +
-                           " past the end of a " + std::to_string(ids.size()) +
-                           "-token document");
+                           " past the end of a " + std::to_string(ids.size()) + "-token document");
   }
   const auto rest = ids.subspan(first);
   scratch_.resize(rest.size());

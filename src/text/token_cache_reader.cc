@@ -1,9 +1,9 @@
 // TokenCacheReader: maps <prefix>.idx and <prefix>.bin and validates the index once, so that
 // per-document access is two loads and a pointer add (docs/text-format.md, "Token cache").
+#include <fmt/format.h>
+
 #include <bit>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "sluice/base/bytes.h"
 #include "sluice/text/token_cache.h"
@@ -48,8 +48,9 @@ Status TokenCacheReader::ValidateIndex(uint64_t data_bytes) {
   const ByteView idx = index_->data();
   const std::string& path = index_path_;
   if (idx.size() < kTokenCacheHeaderBytes) {
-    return IndexError(path, 0, fmt::format("{} bytes, too short for the {}-byte header",
-                                           idx.size(), kTokenCacheHeaderBytes));
+    return IndexError(path, 0,
+                      fmt::format("{} bytes, too short for the {}-byte header", idx.size(),
+                                  kTokenCacheHeaderBytes));
   }
   if (idx.substr(0, kTokenCacheMagic.size()) != kTokenCacheMagic) {
     return IndexError(path, 0, "bad magic (not a token cache index)");
@@ -63,8 +64,10 @@ Status TokenCacheReader::ValidateIndex(uint64_t data_bytes) {
   } else if (dtype == kTokenDtypeInt32) {
     width_ = TokenWidth::k32;
   } else {
-    return IndexError(path, 17, fmt::format("unsupported dtype code {} (sluice reads uint16 "
-                                            "= 8 and int32 = 4)", dtype));
+    return IndexError(path, 17,
+                      fmt::format("unsupported dtype code {} (sluice reads uint16 "
+                                  "= 8 and int32 = 4)",
+                                  dtype));
   }
   count_ = DecodeFixed64(idx.data() + 18);
   boundaries_ = DecodeFixed64(idx.data() + 26);
@@ -72,9 +75,10 @@ Status TokenCacheReader::ValidateIndex(uint64_t data_bytes) {
   const uint64_t body = idx.size() - kTokenCacheHeaderBytes;
   if (count_ > body / 12 || boundaries_ > (body - 12 * count_) / 8 ||
       body != 12 * count_ + 8 * boundaries_) {
-    return IndexError(path, 18, fmt::format("{} sequences and {} document boundaries do not "
-                                            "fit the {}-byte file", count_, boundaries_,
-                                            idx.size()));
+    return IndexError(path, 18,
+                      fmt::format("{} sequences and {} document boundaries do not "
+                                  "fit the {}-byte file",
+                                  count_, boundaries_, idx.size()));
   }
   lengths_ = idx.data() + kTokenCacheHeaderBytes;
   offsets_ = lengths_ + 4 * count_;
@@ -89,14 +93,16 @@ Status TokenCacheReader::ValidateIndex(uint64_t data_bytes) {
     if (uint64_t off = DecodeFixed64(offsets_ + 8 * i); off != expected) {
       return IndexError(path, static_cast<uint64_t>(offsets_ - idx.data()) + 8 * i,
                         fmt::format("sequence {}: byte offset {}, expected {} (the end of the "
-                                    "sequence before it)", i, off, expected));
+                                    "sequence before it)",
+                                    i, off, expected));
     }
     expected += static_cast<uint64_t>(len) * width;
   }
   if (expected != data_bytes) {
-    return DataLoss(fmt::format("{}: offset {}: the index ({}) describes {} bytes of ids but "
-                                "the file has {}", data_path_, std::min(expected, data_bytes),
-                                path, expected, data_bytes));
+    return DataLoss(
+        fmt::format("{}: offset {}: the index ({}) describes {} bytes of ids but "
+                    "the file has {}",
+                    data_path_, std::min(expected, data_bytes), path, expected, data_bytes));
   }
   total_tokens_ = expected / width;
   if (boundaries_ == 0) {
@@ -109,7 +115,8 @@ Status TokenCacheReader::ValidateIndex(uint64_t data_bytes) {
     if ((d == 0 && b != 0) || b < prev || b > count_ || (d + 1 == boundaries_ && b != count_)) {
       return IndexError(path, static_cast<uint64_t>(bounds - idx.data()) + 8 * d,
                         fmt::format("document boundary {} is {}; boundaries must rise from 0 "
-                                    "to the sequence count {}", d, b, count_));
+                                    "to the sequence count {}",
+                                    d, b, count_));
     }
     prev = b;
   }
@@ -129,8 +136,8 @@ Status TokenCacheReader::VerifyIds(uint64_t vocab_size) const {
                                          uint64_t{static_cast<uint8_t>(p[1])} << 8
                                    : DecodeFixed32(p);
     if (id >= vocab_size) {
-      return DataLoss(fmt::format("{}: offset {}: id {} outside the vocabulary [0, {})",
-                                  data_path_, pos * width, id, vocab_size));
+      return DataLoss(fmt::format("{}: offset {}: id {} outside the vocabulary [0, {})", data_path_,
+                                  pos * width, id, vocab_size));
     }
   }
   return Status::OK();

@@ -1,11 +1,11 @@
 // TokenCacheWriter: ids streamed into <prefix>.bin, the index written at Close
 // (docs/text-format.md, "Token cache").
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 #include "sluice/base/bytes.h"
 #include "sluice/text/token_cache.h"
@@ -64,8 +64,8 @@ Result<std::unique_ptr<TokenCacheWriter>> TokenCacheWriter::Create(
     io::FileSystem* fs, const std::string& prefix, uint64_t vocab_size,
     const TokenCacheWriterOptions& options) {
   if (vocab_size == 0 || vocab_size > (uint64_t{1} << 31)) {
-    return InvalidArgument(fmt::format("token cache {}: vocab_size {} outside [1, 2^31]",
-                                       prefix, vocab_size));
+    return InvalidArgument(
+        fmt::format("token cache {}: vocab_size {} outside [1, 2^31]", prefix, vocab_size));
   }
   // An index left from an earlier cache must not describe the ids we are about to write.
   const std::string index_path = TokenCacheIndexPath(prefix);
@@ -81,8 +81,8 @@ Status TokenCacheWriter::Append(std::span<const T> ids) {
   if (closed_) return FailedPrecondition("append to closed token cache " + prefix_);
   if (ids.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return status_ = ResourceExhausted(fmt::format(
-               "token cache {}: document {} has {} ids; the index stores lengths as int32",
-               prefix_, lengths_.size(), ids.size()));
+               "token cache {}: document {} has {} ids; the index stores lengths as int32", prefix_,
+               lengths_.size(), ids.size()));
   }
   // Encoded in slices so the buffer stays near buffer_bytes whatever the document length.
   constexpr size_t kSlice = 4096;
@@ -92,8 +92,8 @@ Status TokenCacheWriter::Append(std::span<const T> ids) {
       if (!InVocabulary(ids[k], vocab_size_)) {
         return status_ = InvalidArgument(fmt::format(
                    "token cache {}: document {} position {}: id {} outside the vocabulary "
-                   "[0, {})", prefix_, lengths_.size(), k, static_cast<int64_t>(ids[k]),
-                   vocab_size_));
+                   "[0, {})",
+                   prefix_, lengths_.size(), k, static_cast<int64_t>(ids[k]), vocab_size_));
       }
     }
     if (width_ == TokenWidth::k16) {
@@ -121,12 +121,12 @@ Status TokenCacheWriter::Flush() {
 }
 
 Status TokenCacheWriter::WriteIndex() {
-  SLUICE_ASSIGN_OR_RETURN(auto index, fs_->OpenForWrite(TokenCacheIndexPath(prefix_),
-                                                         options_.write));
+  SLUICE_ASSIGN_OR_RETURN(auto index,
+                          fs_->OpenForWrite(TokenCacheIndexPath(prefix_), options_.write));
   std::string out(kTokenCacheMagic);
   PutFixed64(&out, kTokenCacheVersion);
-  out.push_back(static_cast<char>(width_ == TokenWidth::k16 ? kTokenDtypeUint16
-                                                            : kTokenDtypeInt32));
+  out.push_back(
+      static_cast<char>(width_ == TokenWidth::k16 ? kTokenDtypeUint16 : kTokenDtypeInt32));
   PutFixed64(&out, lengths_.size());      // sequences: one per document
   PutFixed64(&out, lengths_.size() + 1);  // document boundaries 0..N
   // Sections are built in `out` and appended whenever it grows past the buffer size.

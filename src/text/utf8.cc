@@ -1,10 +1,10 @@
 // UTF-8 validation (RFC 3629), the same acceptance rule as SentencePiece's DecodeUTF8.
 #include "sluice/text/utf8.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace sluice::text {
 namespace {

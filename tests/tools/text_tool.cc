@@ -4,12 +4,12 @@
 //                                           every line that is not valid UTF-8
 //   text_tool cache MODEL FILE PREFIX       writes a token cache, one document per line
 // Lines are separated by '\n'; a final '\n' ends the last line (as getline reads them).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "sluice/io/file_system.h"
 #include "sluice/text/plain_text.h"

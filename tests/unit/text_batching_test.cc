@@ -41,10 +41,10 @@ TEST(Padding, PadsToLongestRoundedUpWithMask) {
 TEST(Padding, LeftPaddingEndsEveryRowAtItsLastId) {
   const std::vector<Doc> docs = {{1, 2}, {3, 4, 5}};
   PaddedBatch b;
-  ASSERT_TRUE(PadBatch<int32_t>(Spans(docs),
-                                {.pad_id = 0, .pad_to_multiple_of = 1, .fixed_length = 0,
-                                 .side = PadSide::kLeft},
-                                &b)
+  ASSERT_TRUE(PadBatch<int32_t>(
+                  Spans(docs),
+                  {.pad_id = 0, .pad_to_multiple_of = 1, .fixed_length = 0, .side = PadSide::kLeft},
+                  &b)
                   .ok());
   EXPECT_EQ(b.tokens, (Doc{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(b.attention_mask, (std::vector<uint8_t>{0, 1, 1, 1, 1, 1}));

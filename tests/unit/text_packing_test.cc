@@ -98,8 +98,8 @@ TEST(Packing, LongDocumentContinuesWithRestartedPositions) {
 
 TEST(Packing, ContinuePositionsOption) {
   Doc long_doc(25, 5);
-  const PackedBatch b = PackAll({{7, 8}, long_doc}, {.seq_len = 10, .eos_id = 2,
-                                                     .continue_positions = true});
+  const PackedBatch b =
+      PackAll({{7, 8}, long_doc}, {.seq_len = 10, .eos_id = 2, .continue_positions = true});
   CheckStructure(b, true);
   // Row 0 holds {7, 8, eos} and the document's first 7 ids; row 1 starts with its 8th.
   EXPECT_EQ(b.position_ids[10], 7);
@@ -131,8 +131,7 @@ TEST(Packing, DropRemainderDropsPartialSequence) {
 }
 
 TEST(Packing, BadInputLeavesPackerUnchanged) {
-  EXPECT_EQ(SequencePacker::Create({.seq_len = 0}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(SequencePacker::Create({.seq_len = 0}).status().code(), StatusCode::kInvalidArgument);
   auto p = SequencePacker::Create({.seq_len = 4});
   ASSERT_TRUE(p.ok());
   const std::vector<uint32_t> bad = {1, 0x80000000u};

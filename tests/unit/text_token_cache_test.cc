@@ -26,8 +26,9 @@ Docs SampleDocs(int32_t vocab) {
 
 Status WriteCache(io::FileSystem* fs, const std::string& prefix, uint64_t vocab, const Docs& docs,
                   size_t buffer_bytes = 64) {
-  SLUICE_ASSIGN_OR_RETURN(auto w, TokenCacheWriter::Create(fs, prefix, vocab,
-                                                           {.write = {}, .buffer_bytes = buffer_bytes}));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto w,
+      TokenCacheWriter::Create(fs, prefix, vocab, {.write = {}, .buffer_bytes = buffer_bytes}));
   for (const auto& d : docs) SLUICE_RETURN_IF_ERROR(w->Append(d));
   return w->Close();
 }

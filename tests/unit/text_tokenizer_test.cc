@@ -30,7 +30,8 @@ std::vector<std::string> AwkwardLines() {
   std::vector<std::string> lines = {"",
                                     " ",
                                     "hello world",
-                                    "ab\xff" "cd",
+                                    "ab\xff"
+                                    "cd",
                                     "\xc3",
                                     "\xed\xa0\x80x",
                                     "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87",
@@ -48,7 +49,10 @@ TEST(Tokenizer, IdsEqualSentencePiecePython) {
   ASSERT_NE(tok, nullptr);
   // Expected ids from python3-sentencepiece 0.1.97: sp.encode(b"...") with the same model.
   EXPECT_EQ(Ids(*tok, "hello world"), (std::vector<int32_t>{3, 32, 5, 137, 9, 3, 31, 42, 12, 10}));
-  EXPECT_EQ(Ids(*tok, "ab\xff" "cd"), (std::vector<int32_t>{17, 35, 0, 15, 10}));
+  EXPECT_EQ(Ids(*tok,
+                "ab\xff"
+                "cd"),
+            (std::vector<int32_t>{17, 35, 0, 15, 10}));
   EXPECT_EQ(Ids(*tok, "  leading and trailing  "),
             (std::vector<int32_t>{3, 48, 11, 10, 26, 43, 224, 11, 87, 26}));
   EXPECT_TRUE(Ids(*tok, "").empty());
@@ -144,7 +148,9 @@ TEST(Tokenizer, ConcurrentEncodeOnOneTokenizer) {
 TEST(Tokenizer, DecodeRoundTripsValidText) {
   auto tok = Load(testing::kByteFallbackModel);
   ASSERT_NE(tok, nullptr);
-  const std::string text = "The memory-barriers.txt file (see \xc2\xa7" "3) \xe4\xb8\xad";
+  const std::string text =
+      "The memory-barriers.txt file (see \xc2\xa7"
+      "3) \xe4\xb8\xad";
   auto back = tok->Decode(Ids(*tok, text));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, text);

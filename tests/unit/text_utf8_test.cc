@@ -29,7 +29,9 @@ TEST(Utf8, EachMalformationIsFoundAtItsOffset) {
       {"\xf4\x90\x80\x80", "above U+10FFFF"},
       {"\xf5\x80\x80\x80", "lead byte F5"},
       {"\xff", "byte FF"},
-      {"\xc3" "A", "lead byte followed by ASCII"},
+      {"\xc3"
+       "A",
+       "lead byte followed by ASCII"},
       {"\xe2\x82", "sequence truncated by the end of text"},
   };
   for (const auto& [bad, what] : cases) {
@@ -43,12 +45,15 @@ TEST(Utf8, FirstOfSeveralErrorsIsReported) {
 }
 
 TEST(Utf8, ErrorNamesFileOffsetLineAndByte) {
-  const std::string line = "ab\xff" "cd";
+  const std::string line =
+      "ab\xff"
+      "cd";
   auto bad = FindInvalidUtf8(line);
   ASSERT_EQ(bad, 2u);
   Status st = InvalidUtf8Error("corpus.txt", 1000, 17, line, *bad);
   EXPECT_EQ(st.code(), StatusCode::kDataLoss);
-  EXPECT_EQ(st.message(), "corpus.txt: offset 1002: line 17: invalid UTF-8 (byte 0xff at column 3)");
+  EXPECT_EQ(st.message(),
+            "corpus.txt: offset 1002: line 17: invalid UTF-8 (byte 0xff at column 3)");
 }
 
 }  // namespace

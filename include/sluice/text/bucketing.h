@@ -66,7 +66,7 @@ std::vector<size_t> GeometricBoundaries(size_t max_length, double ratio);
 // Batch sizes that keep every batch near `max_tokens` slots: bucket i gets
 // max(1, max_tokens / L_i) where L_i is the longest length it admits (boundaries[i] - 1;
 // `max_length` for the last bucket).
-std::vector<size_t> BatchSizesForTokenBudget(std::span<const size_t> boundaries,
-                                             size_t max_tokens, size_t max_length);
+std::vector<size_t> BatchSizesForTokenBudget(std::span<const size_t> boundaries, size_t max_tokens,
+                                             size_t max_length);
 
 }  // namespace sluice::text

@@ -21,7 +21,7 @@ enum class LongDocumentPolicy {
 };
 
 struct LengthLimit {
-  size_t max_length = 0;  // Default: 0, no limit
+  size_t max_length = 0;                                      // Default: 0, no limit
   LongDocumentPolicy policy = LongDocumentPolicy::kTruncate;  // Default: truncate
 };
 

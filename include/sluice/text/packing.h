@@ -77,7 +77,7 @@ class SequencePacker {
   std::vector<std::pair<uint64_t, size_t>> starts_;  // per buffered sequence: ResumePoint
   std::vector<int32_t> scratch_;                     // one document converted to int32
   size_t ready_ = 0;
-  int32_t segment_ = 0;   // segment id of the current document in the filling sequence
+  int32_t segment_ = 0;     // segment id of the current document in the filling sequence
   uint64_t documents_ = 0;  // Add calls so far
   bool finished_ = false;
 };

@@ -50,9 +50,9 @@ extern template Status PadBatch(std::span<const std::span<const int32_t>>, const
                                 PaddedBatch*);
 extern template Status PadBatch(std::span<const std::span<const int64_t>>, const PaddingOptions&,
                                 PaddedBatch*);
-extern template Status PadBatch(std::span<const std::span<const uint16_t>>,
-                                const PaddingOptions&, PaddedBatch*);
-extern template Status PadBatch(std::span<const std::span<const uint32_t>>,
-                                const PaddingOptions&, PaddedBatch*);
+extern template Status PadBatch(std::span<const std::span<const uint16_t>>, const PaddingOptions&,
+                                PaddedBatch*);
+extern template Status PadBatch(std::span<const std::span<const uint32_t>>, const PaddingOptions&,
+                                PaddedBatch*);
 
 }  // namespace sluice::text

@@ -43,7 +43,7 @@ std::string TokenCacheDataPath(std::string_view prefix);   // prefix + ".bin"
 std::string TokenCacheIndexPath(std::string_view prefix);  // prefix + ".idx"
 
 struct TokenCacheWriterOptions {
-  io::WriteOptions write;               // Default: no fsync before rename
+  io::WriteOptions write;                 // Default: no fsync before rename
   size_t buffer_bytes = size_t{1} << 20;  // Default: 1 MiB of ids per WritableFile::Append
 };
 
@@ -150,9 +150,9 @@ class TokenCacheReader {
   std::unique_ptr<io::FileMapping> index_, data_;
   TokenWidth width_ = TokenWidth::k16;
   uint64_t count_ = 0, boundaries_ = 0, total_tokens_ = 0;
-  const char* lengths_ = nullptr;   // int32[count_] inside index_, possibly unaligned
-  const char* offsets_ = nullptr;   // int64[count_] inside index_, possibly unaligned
-  const char* ids_ = nullptr;       // the .bin bytes (data_), aligned for 32-bit ids
+  const char* lengths_ = nullptr;  // int32[count_] inside index_, possibly unaligned
+  const char* offsets_ = nullptr;  // int64[count_] inside index_, possibly unaligned
+  const char* ids_ = nullptr;      // the .bin bytes (data_), aligned for 32-bit ids
 };
 
 }  // namespace sluice::text

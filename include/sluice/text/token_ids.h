@@ -13,7 +13,7 @@ namespace sluice::text {
 // Batching functions accept spans of any of them and always produce int32.
 template <typename T>
 concept TokenId = std::same_as<T, int32_t> || std::same_as<T, int64_t> ||
-                  std::same_as<T, uint16_t> || std::same_as<T, uint32_t>;
+    std::same_as<T, uint16_t> || std::same_as<T, uint32_t>;
 
 // Many documents' ids in one flat buffer plus offsets: document i is
 // ids[offsets[i], offsets[i + 1]). The layout of the token cache, and what batch

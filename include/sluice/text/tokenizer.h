@@ -51,8 +51,7 @@ class Tokenizer {
   // `threads` threads (0: one per hardware thread). The result does not depend on the
   // thread count. Threads are started per call, so batches should hold at least a few
   // thousand texts; a pipeline stage with its own pool calls Encode from it instead.
-  Status EncodeBatch(std::span<const std::string_view> texts, size_t threads,
-                     RaggedIds* out) const;
+  Status EncodeBatch(std::span<const std::string_view> texts, size_t threads, RaggedIds* out) const;
 
   // Ids back to text (for inspection and round-trip tests).
   Result<std::string> Decode(std::span<const int32_t> ids) const;
