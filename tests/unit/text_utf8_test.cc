@@ -44,6 +44,44 @@ TEST(Utf8, FirstOfSeveralErrorsIsReported) {
   EXPECT_EQ(FindInvalidUtf8("caf\xc3\xa9 \xff and \xfe"), 6u);
 }
 
+// SentencePiece's DecodeUTF8 formulation (decode the code point, then check its range),
+// against which the byte-range formulation in base is checked exhaustively up to 3 bytes.
+size_t ReferenceLength(const std::string& s) {
+  auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  auto trail = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
+  auto valid = [](uint32_t cp) { return cp < 0xD800 || (cp >= 0xE000 && cp <= 0x10FFFF); };
+  if (b(0) < 0x80) return 1;
+  if ((b(0) & 0xE0) == 0xC0 && trail(1)) {
+    uint32_t cp = (b(0) & 0x1Fu) << 6 | (b(1) & 0x3Fu);
+    if (cp >= 0x80) return 2;
+  } else if ((b(0) & 0xF0) == 0xE0 && trail(1) && trail(2)) {
+    uint32_t cp = (b(0) & 0x0Fu) << 12 | (b(1) & 0x3Fu) << 6 | (b(2) & 0x3Fu);
+    if (cp >= 0x800 && valid(cp)) return 3;
+  } else if ((b(0) & 0xF8) == 0xF0 && trail(1) && trail(2) && trail(3)) {
+    uint32_t cp =
+        (b(0) & 0x07u) << 18 | (b(1) & 0x3Fu) << 12 | (b(2) & 0x3Fu) << 6 | (b(3) & 0x3Fu);
+    if (cp >= 0x10000 && valid(cp)) return 4;
+  }
+  return 0;
+}
+
+TEST(Utf8, AgreesWithCodePointDecoderOnEveryShortSequence) {
+  std::string s;
+  size_t mismatches = 0;
+  for (uint32_t b0 = 0; b0 < 256; ++b0) {
+    for (uint32_t b1 = 0; b1 < 256; ++b1) {
+      for (uint32_t b2 = 0; b2 < 256; b2 += (b0 >= 0xE0 ? 1 : 255)) {
+        for (uint32_t b3 : {0x41u, 0x80u, 0xBFu}) {  // 4-byte tails: ASCII, min/max trail
+          s = {static_cast<char>(b0), static_cast<char>(b1), static_cast<char>(b2),
+               static_cast<char>(b3)};
+          mismatches += Utf8SequenceLength(s, 0) != ReferenceLength(s);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
 TEST(Utf8, ErrorNamesFileOffsetLineAndByte) {
   const std::string line =
       "ab\xff"

@@ -13,15 +13,14 @@
 #include <string_view>
 
 #include "sluice/base/status.h"
+#include "sluice/base/utf8.h"
 
 namespace sluice::text {
 
-// Offset of the first byte of `text` that is not part of a well-formed UTF-8 sequence
-// (RFC 3629: no overlong forms, no surrogates U+D800..U+DFFF, nothing above U+10FFFF, no
-// truncated sequences), or nullopt when the whole text is valid. The same definition
-// SentencePiece uses to decide which bytes become U+FFFD. Pure ASCII runs are checked
-// 8 bytes at a time.
-std::optional<size_t> FindInvalidUtf8(std::string_view text);
+// Offset of the first byte of `text` that is not part of a well-formed UTF-8 sequence, or
+// nullopt when the whole text is valid: the same rule SentencePiece uses to decide which bytes
+// become U+FFFD (sluice/base/utf8.h).
+using ::sluice::FindInvalidUtf8;
 
 // The DataLoss error for a line that is not valid UTF-8, naming the file offset of the bad
 // byte: "corpus.txt: offset 1234: line 17: invalid UTF-8 (byte 0xff at column 5)".
