@@ -34,7 +34,7 @@ Result<std::unique_ptr<FileMapping>> RandomAccessFile::Map() const {
     return DataLoss(path() + ": file shrank while reading (" + std::to_string(got.size()) +
                     " of " + std::to_string(n) + " bytes)");
   }
-  if (got.data() != buffer.get()) std::memcpy(buffer.get(), got.data(), n);
+  if (n > 0 && got.data() != buffer.get()) std::memcpy(buffer.get(), got.data(), n);
   return std::unique_ptr<FileMapping>(new InMemoryMapping(std::move(buffer), n));
 }
 
