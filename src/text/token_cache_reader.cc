@@ -2,16 +2,12 @@
 // per-document access is two loads and a pointer add (docs/text-format.md, "Token cache").
 #include <fmt/format.h>
 
-#include <bit>
 #include <cstring>
 
 #include "sluice/base/bytes.h"
 #include "sluice/text/token_cache.h"
 
 namespace sluice::text {
-
-// Ids are handed out as spans over the little-endian file bytes.
-static_assert(std::endian::native == std::endian::little, "token cache reader needs LE host");
 
 namespace {
 

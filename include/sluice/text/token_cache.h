@@ -8,6 +8,7 @@
 // its constants. The reader maps both files and hands out zero-copy spans.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -99,6 +100,9 @@ class TokenCacheWriter {
 // Errors are DataLoss naming the file and byte offset of the first inconsistency.
 // Threading: every method may be called from many threads at once.
 class TokenCacheReader {
+  // Ids and index fields are used in place, as the little-endian bytes of the files.
+  static_assert(std::endian::native == std::endian::little, "token cache needs an LE host");
+
  public:
   static Result<std::unique_ptr<TokenCacheReader>> Open(io::FileSystem* fs,
                                                         const std::string& prefix);
@@ -137,7 +141,7 @@ class TokenCacheReader {
   TokenCacheReader() = default;
   Status ValidateIndex(uint64_t data_bytes);
   // Index fields are unaligned in general (lengths start at byte 34); memcpy is one load.
-  // The host is little-endian (asserted in the .cc), like the file.
+  // The host is little-endian (asserted above), like the file.
   template <typename U>
   static U Load(const char* p) {
     U v;
