@@ -264,6 +264,27 @@ TEST_P(TokenCacheTest, VerifyIdsNamesOffsetOfBadId) {
   EXPECT_NE(st.message().find(Bin() + ": offset 6: id 999"), std::string::npos) << st.ToString();
 }
 
+// Megatron's BERT-style datasets group several sequences (sentences) into one document;
+// sluice reads such a file as its sequences.
+TEST_P(TokenCacheTest, ReadsMegatronSentenceGroups) {
+  std::string idx(kTokenCacheMagic);
+  PutFixed64(&idx, 1);
+  idx.push_back(static_cast<char>(kTokenDtypeInt32));
+  PutFixed64(&idx, 3);  // sequences
+  PutFixed64(&idx, 2);  // boundaries: one document of three sentences
+  for (uint32_t len : {2, 1, 1}) PutFixed32(&idx, len);
+  for (uint64_t off : {0, 8, 12}) PutFixed64(&idx, off);
+  for (uint64_t b : {0, 3}) PutFixed64(&idx, b);
+  std::string bin;
+  for (uint32_t id : {70000, 1, 2, 3}) PutFixed32(&bin, id);
+  ASSERT_TRUE(fs_->WriteAll(Idx(), idx).ok());
+  ASSERT_TRUE(fs_->WriteAll(Bin(), bin).ok());
+  auto r = TokenCacheReader::Open(fs_, prefix_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->width(), TokenWidth::k32);
+  EXPECT_EQ(ReadAllDocs(**r), (Docs{{70000, 1}, {2}, {3}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Both, TokenCacheTest, ::testing::Values("local", "memory"));
 
 TEST(TokenCache, WidthFollowsVocabulary) {
