@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sluice/io/file_system.h"
+#include "sluice/text/encode_documents.h"
 #include "sluice/text/tokenizer.h"
 #include "unit/text_test_data.h"
 
@@ -164,6 +165,56 @@ TEST(Tokenizer, DecodeRejectsOutOfRangeId) {
   EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(tok->IdToPiece(-1), "");
   EXPECT_EQ(tok->IdToPiece(3), "\xe2\x96\x81");
+}
+
+TEST(EncodeDocuments, RaiseNamesFileOffsetAndLineOfTheBadByte) {
+  auto tok = Load(testing::kUnigramModel);
+  ASSERT_NE(tok, nullptr);
+  const std::string data =
+      "good line\n\nfirst\nsec\xff"
+      "ond\n";
+  const auto docs = SplitText(data, TextUnit::kParagraph);
+  RaggedIds out;
+  Status st = EncodeDocuments(*tok, "corpus.txt", docs, {}, &out, nullptr);
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(st.message(), "corpus.txt: offset 20: line 4: invalid UTF-8 (byte 0xff at column 4)");
+}
+
+TEST(EncodeDocuments, SkipListsBadDocumentsAndEncodesTheRest) {
+  auto tok = Load(testing::kUnigramModel);
+  ASSERT_NE(tok, nullptr);
+  const std::string data =
+      "hello world\nab\xff"
+      "cd\n\nlast line\n";
+  const auto docs = SplitText(data, TextUnit::kLine);
+  RaggedIds out;
+  std::vector<TextDocument> skipped;
+  ASSERT_TRUE(EncodeDocuments(*tok, "f", docs,
+                              {.invalid_utf8 = InvalidUtf8Policy::kSkip, .threads = 2}, &out,
+                              &skipped)
+                  .ok());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].line, 2u);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(std::vector<int32_t>(out[0].begin(), out[0].end()), Ids(*tok, "hello world"));
+  EXPECT_TRUE(out[1].empty());
+  EXPECT_EQ(std::vector<int32_t>(out[2].begin(), out[2].end()), Ids(*tok, "last line"));
+}
+
+TEST(EncodeDocuments, ReplaceGivesSentencePieceIds) {
+  auto tok = Load(testing::kUnigramModel);
+  ASSERT_NE(tok, nullptr);
+  const auto docs = SplitText(
+      "ab\xff"
+      "cd",
+      TextUnit::kLine);
+  RaggedIds out;
+  ASSERT_TRUE(
+      EncodeDocuments(*tok, "f", docs, {.invalid_utf8 = InvalidUtf8Policy::kReplace}, &out, nullptr)
+          .ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(std::vector<int32_t>(out[0].begin(), out[0].end()),
+            (std::vector<int32_t>{17, 35, 0, 15, 10}));
 }
 
 }  // namespace
