@@ -32,6 +32,7 @@ from ._sluice import (
     NotFoundError,
     OutOfRangeError,
     ResourceExhaustedError,
+    RecordWriter,
     Strings,
     UnimplementedError,
     __version__,
@@ -39,6 +40,7 @@ from ._sluice import (
 )
 from .dataset import INFINITE, UNKNOWN, Dataset, from_records, read
 from .distributed import rank_and_world_size
+from .writers import write_records
 
 # Pipeline threads that run Python maps need the GIL, which they can no longer take once the
 # interpreter is finalizing: stop every pipeline before that.
@@ -50,7 +52,7 @@ _os.register_at_fork(after_in_child=_sluice._abandon_iterators_after_fork)
 __all__ = [
     "AlreadyExistsError", "CancelledError", "DataLossError", "Dataset", "Error",
     "FailedPreconditionError", "INFINITE", "InternalError", "InvalidArgumentError", "IoError",
-    "Iterator", "NotFoundError", "OutOfRangeError", "ResourceExhaustedError", "Strings",
-    "UNKNOWN", "UnimplementedError", "from_records", "make_example", "rank_and_world_size",
-    "read",
+    "Iterator", "NotFoundError", "OutOfRangeError", "RecordWriter", "ResourceExhaustedError",
+    "Strings", "UNKNOWN", "UnimplementedError", "from_records", "make_example",
+    "rank_and_world_size", "read", "write_records",
 ]

@@ -5,6 +5,7 @@
 
 #include "errors.h"
 #include "sluice/format/example.h"
+#include "sluice/format/record_writer.h"
 
 namespace sluice::python {
 namespace {
@@ -61,9 +62,71 @@ py::bytes MakeExample(const py::dict& features) {
   return py::bytes(b.Serialize());
 }
 
+// One shard file (+ its index) through format::RecordWriter. Sticky failure; the file
+// appears under its name only when close() succeeds (a writer dropped unclosed leaves none).
+class PyRecordWriter {
+ public:
+  PyRecordWriter(const std::string& path, const std::string& codec, int zstd_level,
+                 size_t zstd_frame_bytes, bool write_index) {
+    format::RecordWriterOptions o;
+    o.codec = ValueOrThrow(format::ParseCodec(codec));
+    o.zstd_level = zstd_level;
+    o.zstd_frame_bytes = zstd_frame_bytes;
+    o.write_index = write_index;
+    std::string local;
+    io::FileSystem* fs = ValueOrThrow(io::FileSystemFor(path, &local));
+    writer_ = ValueOrThrow(format::RecordWriter::Open(fs, local, o));
+  }
+
+  void Write(py::bytes record) {
+    std::string_view view = record;  // `record` keeps the bytes alive while unlocked
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = Live().Write(ByteView(view));
+    }
+    ThrowIfError(s);
+  }
+
+  void Close() {
+    if (!writer_) return;
+    std::unique_ptr<format::RecordWriter> w = std::move(writer_);
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = w->Close();
+    }
+    ThrowIfError(s);
+  }
+
+  uint64_t records_written() { return Live().records_written(); }
+
+ private:
+  format::RecordWriter& Live() {
+    if (!writer_) ThrowStatus(FailedPrecondition("the record writer is closed"));
+    return *writer_;
+  }
+  std::unique_ptr<format::RecordWriter> writer_;
+};
+
 }  // namespace
 
 void RegisterWriters(py::module_& m) {
+  using py::arg;
+  py::class_<PyRecordWriter>(m, "RecordWriter",
+                             "Writes one shard: TFRecord framing, codec 'zstd' (default), "
+                             "'gzip' or 'none', plus its index. close() is required: the file "
+                             "appears only then.")
+      .def(py::init<const std::string&, const std::string&, int, size_t, bool>(), arg("path"),
+           arg("codec") = "zstd", arg("zstd_level") = 3, arg("zstd_frame_bytes") = size_t{1} << 20,
+           arg("write_index") = true)
+      .def("write", &PyRecordWriter::Write, arg("record"))
+      .def("close", &PyRecordWriter::Close)
+      .def_property_readonly("records_written", &PyRecordWriter::records_written)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyRecordWriter& w, py::object type, py::args) {
+        if (type.is_none()) w.Close();  // on an exception: no file (the writer aborts)
+      });
   m.def("make_example", &MakeExample, py::arg("features"),
         "A serialized tf.train.Example from {name: value}: bytes/str -> bytes_list, int -> "
         "int64_list, float -> float_list; lists and numpy arrays give lists of that kind.");
