@@ -51,7 +51,8 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
 
  private:
   void Pull(Chunk* c, size_t max_elements) override {
-    PullFromInput(input_.get(), *runner_, c, max_elements, NowNs() + kRunNs);
+    PullFromInput(input_.get(), *runner_, c, max_elements,
+                  max_elements > 1 ? NowNs() + kRunNs : 0);
   }
   void Work(Chunk*) override {}
 

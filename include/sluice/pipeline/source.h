@@ -10,6 +10,7 @@
 
 #include "sluice/base/bytes.h"
 #include "sluice/base/status.h"
+#include "sluice/format/shard_index.h"
 #include "sluice/io/file_system.h"
 
 namespace sluice::pipeline {
@@ -29,5 +30,12 @@ class RecordSource {
 
 // Records held in memory, one vector per shard (tests, small datasets, benchmarks).
 std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::string>> shards);
+
+// Indexed shard files (any codec) read through format::ShardReader: each read is one ranged
+// read (and for zstd one frame decompression, cached per thread). Opens every shard and its
+// index ("<shard>.idx", built in memory when missing and options.build_missing_index).
+Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
+                                                      const std::vector<std::string>& paths,
+                                                      const format::ShardReaderOptions& options = {});
 
 }  // namespace sluice::pipeline
