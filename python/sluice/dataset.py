@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _sluice
@@ -223,10 +224,7 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
          chunk_records: int = 64, on_error: Optional[str] = None) -> Dataset:
     """Reads shards: a directory holding dataset.json, a glob, a shard file, or a list of
     them (read in the order given). parallelism: read tasks in flight (0 = autotuned)."""
-    paths = [paths] if isinstance(paths, str) else [str(p) for p in paths]
-    if not hasattr(_sluice._Dataset, "read"):
-        raise _sluice.UnimplementedError(
-            "sluice.read: this build has no file reader yet (use sluice.from_records)")
+    paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
                    chunk_records=chunk_records, on_error=on_error)
 

@@ -48,6 +48,22 @@ pipeline::PaddingOptions Padding(size_t pad_to_multiple_of,
   return p;
 }
 
+Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t parallelism,
+             uint32_t chunk_records, const std::optional<std::string>& on_error) {
+  pipeline::ReadOptions o;
+  o.paths = paths;
+  o.verify_crc = verify_crc;
+  o.parallelism = parallelism;
+  o.chunk_records = chunk_records;
+  o.on_error = Policy(on_error);
+  Result<Dataset> d = Cancelled("not read");
+  {
+    py::gil_scoped_release release;  // opens every shard's index
+    d = Dataset::Read(o);
+  }
+  return Checked(ValueOrThrow(std::move(d)));
+}
+
 Dataset FromRecords(const std::vector<std::vector<py::bytes>>& shards) {
   std::vector<std::vector<std::string>> data;
   for (const auto& shard : shards) {
@@ -172,6 +188,8 @@ std::unique_ptr<PyIterator> MakeIterator(const Dataset& d, uint32_t threads, uin
 void RegisterDataset(py::module_& m) {
   using py::arg;
   py::class_<Dataset>(m, "_Dataset")
+      .def_static("read", &Read, arg("paths"), arg("verify_crc") = true, arg("parallelism") = 0,
+                  arg("chunk_records") = 64, arg("on_error") = py::none())
       .def_static("from_records", &FromRecords, arg("shards"))
       .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "global", arg("block_shards") = 4,
            arg("buffer_size") = 10000)
