@@ -13,7 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/line_reader.h"
+#include "sluice/io/line_reader.h"
 #include "cli/progress.h"
 #include "sluice/format/example.h"
 #include "sluice/format/example_json.h"
@@ -182,7 +182,7 @@ std::vector<std::string> JsonlConverter::Notes() const {
   return notes;
 }
 
-Status ConvertLines(const JsonlOptions& opts, LineReader* lines, format::ShardWriter* writer,
+Status ConvertLines(const JsonlOptions& opts, io::LineReader* lines, format::ShardWriter* writer,
                     ConvertSummary* summary) {
   JsonlConverter converter(opts.text_field);
   format::SchemaInference schema;
@@ -223,7 +223,7 @@ int RunConvertJsonl(const JsonlOptions& opts) {
   if (!in.ok()) return ReportError(in.status());
   auto out = Locate(opts.out);
   if (!out.ok()) return ReportError(out.status());
-  auto lines = LineReader::Open(in->fs, in->path);
+  auto lines = io::LineReader::Open(in->fs, in->path);
   if (!lines.ok()) return ReportError(lines.status());
   auto writer = OpenShardWriter(*out, opts.output);
   if (!writer.ok()) return ReportError(writer.status());

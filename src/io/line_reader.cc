@@ -1,8 +1,8 @@
-#include "cli/line_reader.h"
+#include "sluice/io/line_reader.h"
 
-namespace sluice::cli {
+namespace sluice::io {
 
-Result<std::unique_ptr<LineReader>> LineReader::Open(io::FileSystem* fs, const std::string& path) {
+Result<std::unique_ptr<LineReader>> LineReader::Open(FileSystem* fs, const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
   return std::unique_ptr<LineReader>(new LineReader(std::move(file)));
 }
@@ -43,4 +43,4 @@ Result<bool> LineReader::Next(std::string_view* line) {
   return true;
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice::io

@@ -1,4 +1,4 @@
-// LineReader: a text file line by line through io::FileSystem, in large positional reads,
+// LineReader: a text file line by line through FileSystem, in large positional reads,
 // so that multi-gigabyte JSON-lines files stream in constant memory.
 #pragma once
 
@@ -9,14 +9,14 @@
 #include "sluice/base/status.h"
 #include "sluice/io/file_system.h"
 
-namespace sluice::cli {
+namespace sluice::io {
 
 class LineReader {
  public:
   // A longer line is an error rather than an unbounded buffer.
   static constexpr size_t kMaxLineBytes = size_t{256} << 20;  // 256 MiB
 
-  static Result<std::unique_ptr<LineReader>> Open(io::FileSystem* fs, const std::string& path);
+  static Result<std::unique_ptr<LineReader>> Open(FileSystem* fs, const std::string& path);
 
   // The next line without its "\n" or "\r\n", valid until the next call. False at the end
   // of the file (a last line without "\n" is still a line).
@@ -26,12 +26,12 @@ class LineReader {
   uint64_t file_size() const { return file_->size(); }
 
  private:
-  explicit LineReader(std::unique_ptr<io::RandomAccessFile> file) : file_(std::move(file)) {}
+  explicit LineReader(std::unique_ptr<RandomAccessFile> file) : file_(std::move(file)) {}
   // Appends the next chunk of the file to buffer_; false at end of file.
   Result<bool> Fill();
 
   static constexpr size_t kReadBytes = size_t{1} << 20;
-  std::unique_ptr<io::RandomAccessFile> file_;
+  std::unique_ptr<RandomAccessFile> file_;
   std::string buffer_;       // unconsumed bytes start at pos_
   size_t pos_ = 0;
   size_t scanned_ = 0;       // bytes after pos_ already known to hold no '\n'
@@ -41,4 +41,4 @@ class LineReader {
   std::string scratch_;
 };
 
-}  // namespace sluice::cli
+}  // namespace sluice::io
