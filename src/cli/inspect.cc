@@ -85,7 +85,9 @@ Result<ShardFacts> DescribeShard(const Dataset& d, const std::string& shard) {
   return facts;
 }
 
-// Calls fn(example) for the first `limit` records of the dataset, in order.
+// Calls fn(example) for the first `limit` records of the dataset, in order. A record that
+// is not a tf.train.Example stops the walk with InvalidArgument naming shard and record;
+// read errors (DataLoss, ...) are returned as they are.
 Status ForFirstExamples(const Dataset& d, uint64_t limit,
                         const std::function<void(const format::ExampleView&)>& fn) {
   format::ExampleView example;
@@ -98,8 +100,8 @@ Status ForFirstExamples(const Dataset& d, uint64_t limit,
       if (!more) break;
       Status s = example.Parse(record);
       if (!s.ok()) {
-        return s.WithContext(shard + ": record " + std::to_string(reader->record_index()) +
-                             " is not a tf.train.Example");
+        return InvalidArgument(shard + ": record " + std::to_string(reader->record_index()) +
+                               " is not a tf.train.Example (" + s.message() + ")");
       }
       fn(example);
       ++seen;
@@ -149,9 +151,14 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
     Status s = ForFirstExamples(d, opts.records, [&](const format::ExampleView& example) {
       (void)inference.Add(example);  // a type clash keeps the first type; fine for a summary
     });
-    if (!s.ok()) return ReportError(s);
-    PrintSchema(inference.schema(),
-                "inferred from the first " + std::to_string(inference.records()) + " records");
+    if (s.code() == StatusCode::kInvalidArgument) {  // foreign records: no schema to show
+      fmt::print("features: none (records are not tf.train.Example: {})\n", s.message());
+    } else if (!s.ok()) {
+      return ReportError(s);
+    } else {
+      PrintSchema(inference.schema(),
+                  "inferred from the first " + std::to_string(inference.records()) + " records");
+    }
   }
   if (d.manifest && !d.manifest->metadata.empty()) {
     fmt::print("metadata:\n");
