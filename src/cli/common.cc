@@ -31,8 +31,7 @@ void AddOutputOptions(CLI::App* command, OutputOptions* options) {
                    "target file size of each shard (e.g. 100MB, 1GiB)")
       ->check(ByteSizeValidator())
       ->capture_default_str();
-  command->add_option("--prefix", options->prefix, "shard file name prefix")
-      ->capture_default_str();
+  command->add_option("--prefix", options->prefix, "shard file name prefix")->capture_default_str();
 }
 
 Result<std::unique_ptr<format::ShardWriter>> OpenShardWriter(const Location& out,

@@ -120,9 +120,10 @@ Converted ConvertImage(io::FileSystem* fs, const ImageFile& file, bool verify) {
 
 std::map<std::string, format::FeatureSchema> ImageSchema() {
   using format::FeatureType;
-  return {{"image/encoded", {FeatureType::kBytes, 1}},   {"image/format", {FeatureType::kBytes, 1}},
-          {"image/class/label", {FeatureType::kInt64, 1}}, {"image/filename", {FeatureType::kBytes, 1}},
-          {"image/height", {FeatureType::kInt64, 1}},      {"image/width", {FeatureType::kInt64, 1}}};
+  return {
+      {"image/encoded", {FeatureType::kBytes, 1}},     {"image/format", {FeatureType::kBytes, 1}},
+      {"image/class/label", {FeatureType::kInt64, 1}}, {"image/filename", {FeatureType::kBytes, 1}},
+      {"image/height", {FeatureType::kInt64, 1}},      {"image/width", {FeatureType::kInt64, 1}}};
 }
 
 std::string ClassesText(const std::vector<std::string>& classes) {
@@ -139,7 +140,7 @@ Status WriteImages(const ImagesOptions& opts, io::FileSystem* fs, const ImageFol
   std::function<Converted(size_t)> produce = [&](size_t i) {
     return ConvertImage(fs, folder.files[i], !opts.no_verify);
   };
-  std::function<bool(size_t, Converted&&)> consume = [&](size_t i, Converted&& c) {
+  std::function<bool(size_t, Converted &&)> consume = [&](size_t i, Converted&& c) {
     summary->bytes_in += c.bytes_in;
     if (!c.skip_reason.empty()) {
       progress.Clear();

@@ -5,18 +5,17 @@
 // objects, null and mixed arrays are left out with a note. A feature keeps the type of its
 // first occurrence, so that every record of the dataset parses the same way: integers are
 // accepted into a float feature, anything else of another type makes the line bad.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "sluice/io/line_reader.h"
 #include "cli/progress.h"
 #include "sluice/format/example.h"
 #include "sluice/format/example_json.h"
+#include "sluice/io/line_reader.h"
 
 namespace sluice::cli {
 namespace {
@@ -73,8 +72,8 @@ std::optional<FieldValues> Values(const Json& v) {
   for (const Json& element : v) {
     auto one = Scalar(element);
     if (!one) return std::nullopt;
-    bool same_family = all.type == FeatureType::kNone || (all.type == FeatureType::kBytes) ==
-                                                             (one->type == FeatureType::kBytes);
+    bool same_family = all.type == FeatureType::kNone ||
+                       (all.type == FeatureType::kBytes) == (one->type == FeatureType::kBytes);
     if (!same_family) return std::nullopt;
     if (all.type != FeatureType::kFloat) all.type = one->type;
     for (auto& b : one->bytes) all.bytes.push_back(std::move(b));
@@ -158,17 +157,12 @@ Status JsonlConverter::CheckType(const std::string& name, const FieldValues& f) 
 void JsonlConverter::Add(const std::string& name, const FieldValues& f,
                          format::ExampleBuilder* example) const {
   switch (types_.at(name)) {
-    case FeatureType::kBytes:
-      example->AddBytes(name, f.bytes);
-      break;
-    case FeatureType::kInt64:
-      example->AddInt64s(name, f.int64s);
-      break;
+    case FeatureType::kBytes: example->AddBytes(name, f.bytes); break;
+    case FeatureType::kInt64: example->AddInt64s(name, f.int64s); break;
     case FeatureType::kFloat:
       example->AddFloats(name, std::vector<float>(f.numbers.begin(), f.numbers.end()));
       break;
-    case FeatureType::kNone:
-      break;
+    case FeatureType::kNone: break;
   }
 }
 

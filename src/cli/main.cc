@@ -9,8 +9,9 @@ int main(int argc, char** argv) {
   CLI::App app{"sluice: convert data into compressed, indexed record shards and check them"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);
-  app.footer("Run 'sluice COMMAND --help' for a command's options. Exit codes: 0 done, "
-             "1 error or faults found, 2 bad command line.");
+  app.footer(
+      "Run 'sluice COMMAND --help' for a command's options. Exit codes: 0 done, "
+      "1 error or faults found, 2 bad command line.");
   int exit_code = kExitOk;
 
   CLI::App* convert = app.add_subcommand("convert", "Convert raw data into shards");

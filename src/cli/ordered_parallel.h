@@ -34,7 +34,8 @@ void OrderedParallelMap(size_t n, size_t threads, size_t window,
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mu);
     while (true) {
-      can_claim.wait(lock, [&] { return stop || next_claim >= n || next_claim < next_consume + window; });
+      can_claim.wait(lock,
+                     [&] { return stop || next_claim >= n || next_claim < next_consume + window; });
       if (stop || next_claim >= n) return;
       size_t i = next_claim++;
       lock.unlock();

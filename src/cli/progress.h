@@ -48,8 +48,8 @@ class ProgressBar {
 // What a conversion did, printed as "key: value" lines on stdout (easy to read, easy to
 // grep in scripts).
 struct ConvertSummary {
-  uint64_t records = 0;    // records written
-  uint64_t skipped = 0;    // inputs reported and left out
+  uint64_t records = 0;  // records written
+  uint64_t skipped = 0;  // inputs reported and left out
   uint64_t shards = 0;
   uint64_t bytes_in = 0;   // input bytes read
   uint64_t bytes_out = 0;  // shard file bytes written

@@ -62,8 +62,8 @@ ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, FaultLog* fa
     scan.record_crcs.push_back(crc32c::Value(record));
   }
   for (const auto& range : (*reader)->skipped()) {
-    faults->Add(shard, range.offset, range.reason + " (" + std::to_string(range.length) +
-                                         " bytes skipped)");
+    faults->Add(shard, range.offset,
+                range.reason + " (" + std::to_string(range.length) + " bytes skipped)");
   }
   if (!error.ok()) faults->Add(shard, std::nullopt, error.message());
   scan.clean = error.ok() && (*reader)->skipped().empty();
@@ -114,13 +114,15 @@ void CheckManifest(const format::Manifest& m, const std::string& dir,
   for (size_t i = 0; i < m.shards.size() && i < records.size(); ++i) {
     const auto& entry = m.shards[i];
     if (entry.records != records[i]) {
-      faults->Add(path, std::nullopt, fmt::format("{}: manifest says {} records, the shard holds {}",
-                                                  entry.path, entry.records, records[i]));
+      faults->Add(path, std::nullopt,
+                  fmt::format("{}: manifest says {} records, the shard holds {}", entry.path,
+                              entry.records, records[i]));
     }
     auto info = fs->Stat(io::JoinPath(dir, entry.path));
     if (info.ok() && info->size != entry.file_bytes) {
-      faults->Add(path, std::nullopt, fmt::format("{}: manifest says {} bytes, the file has {}",
-                                                  entry.path, entry.file_bytes, info->size));
+      faults->Add(path, std::nullopt,
+                  fmt::format("{}: manifest says {} bytes, the file has {}", entry.path,
+                              entry.file_bytes, info->size));
     }
   }
 }

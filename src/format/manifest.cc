@@ -1,9 +1,8 @@
 // dataset.json (docs/manifest.md): serialisation, validation and PATH resolution.
 #include "sluice/format/manifest.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace sluice::format {
 namespace {
@@ -96,8 +95,10 @@ Status ParseBody(const Validator& v, const Json& j, Manifest* m) {
   if (!j.is_object()) return v.Error("top level", "expected a JSON object");
   SLUICE_ASSIGN_OR_RETURN(uint64_t version, v.Unsigned(j, "", "format_version"));
   if (version < 1 || version > kSupportedFormatVersion) {
-    return v.Error("format_version", std::to_string(version) + " is not supported (this sluice "
-                   "reads version " + std::to_string(kSupportedFormatVersion) + ")");
+    return v.Error("format_version", std::to_string(version) +
+                                         " is not supported (this sluice "
+                                         "reads version " +
+                                         std::to_string(kSupportedFormatVersion) + ")");
   }
   m->format_version = static_cast<int>(version);
   if (j.contains("tool")) {
@@ -217,8 +218,8 @@ Result<Manifest> Manifest::FromJson(std::string_view json, const std::string& so
   try {
     j = Json::parse(json);
   } catch (const Json::parse_error& e) {
-    return DataLoss(source + ": offset " + std::to_string(e.byte) + ": invalid JSON (" +
-                    e.what() + ")");
+    return DataLoss(source + ": offset " + std::to_string(e.byte) + ": invalid JSON (" + e.what() +
+                    ")");
   }
   Manifest m;
   Validator v(source);

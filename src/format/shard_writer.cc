@@ -34,9 +34,9 @@ class ShardSizeEstimator {
       file_at_flush_ = file;
       framed_at_flush_ = framed;
     }
-    double ratio = framed_at_flush_ == 0
-                       ? 1.0
-                       : static_cast<double>(file_at_flush_) / static_cast<double>(framed_at_flush_);
+    double ratio = framed_at_flush_ == 0 ? 1.0
+                                         : static_cast<double>(file_at_flush_) /
+                                               static_cast<double>(framed_at_flush_);
     return file + static_cast<uint64_t>(static_cast<double>(framed - framed_at_flush_) * ratio);
   }
 
@@ -149,8 +149,8 @@ Status ShardWriterImpl::Finalize() {
     finished_[i].name = entry.path;  // from now on DeleteEverything finds it here
     if (has_index()) {
       entry.index = ShardIndex::IndexPathFor(entry.path);
-      SLUICE_RETURN_IF_ERROR(fs_->Rename(InDir(ShardIndex::IndexPathFor(ShardName(i, 0))),
-                                         InDir(entry.index)));
+      SLUICE_RETURN_IF_ERROR(
+          fs_->Rename(InDir(ShardIndex::IndexPathFor(ShardName(i, 0))), InDir(entry.index)));
     }
     SLUICE_ASSIGN_OR_RETURN(io::FileInfo info, fs_->Stat(InDir(entry.path)));
     entry.file_bytes = info.size;

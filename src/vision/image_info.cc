@@ -24,8 +24,8 @@ const unsigned char* Bytes(ByteView v) { return reinterpret_cast<const unsigned 
 
 Status CheckPixels(std::string_view format, uint64_t width, uint64_t height) {
   if (width == 0 || height == 0) {
-    return DataLoss(std::string(format) + " header gives an empty image (" +
-                    std::to_string(width) + "x" + std::to_string(height) + ")");
+    return DataLoss(std::string(format) + " header gives an empty image (" + std::to_string(width) +
+                    "x" + std::to_string(height) + ")");
   }
   if (width * height > kMaxImagePixels) {
     return ResourceExhausted(std::string(format) + " of " + std::to_string(width) + "x" +
@@ -43,7 +43,8 @@ struct TjDeleter {
 // handle must not be shared between threads.
 Result<tjhandle> ThreadDecompressor() {
   thread_local std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
-  if (handle == nullptr) return Internal(std::string("tjInitDecompress: ") + tjGetErrorStr2(nullptr));
+  if (handle == nullptr)
+    return Internal(std::string("tjInitDecompress: ") + tjGetErrorStr2(nullptr));
   return handle.get();
 }
 
@@ -60,8 +61,10 @@ Result<ImageInfo> InspectJpeg(ByteView bytes, bool full_decode) {
   }
   SLUICE_RETURN_IF_ERROR(CheckPixels("JPEG", width, height));
   bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
-  ImageInfo info{ImageFormat::kJpeg, static_cast<uint32_t>(width),
-                 static_cast<uint32_t>(height), colorspace == TJCS_GRAY ? 1u : cmyk ? 4u : 3u};
+  ImageInfo info{ImageFormat::kJpeg, static_cast<uint32_t>(width), static_cast<uint32_t>(height),
+                 colorspace == TJCS_GRAY ? 1u
+                 : cmyk                  ? 4u
+                                         : 3u};
   if (!full_decode) return info;
 
   // Damage shows up while entropy-decoding the scans, which libjpeg does for every
@@ -71,8 +74,8 @@ Result<ImageInfo> InspectJpeg(ByteView bytes, bool full_decode) {
   const tjscalingfactor eighth = {1, 8};
   int out_w = TJSCALED(width, eighth), out_h = TJSCALED(height, eighth);
   int pixel_format = cmyk ? TJPF_CMYK : TJPF_GRAY;
-  auto pixels = std::make_unique_for_overwrite<unsigned char[]>(
-      static_cast<size_t>(out_w) * out_h * tjPixelSize[pixel_format]);
+  auto pixels = std::make_unique_for_overwrite<unsigned char[]>(static_cast<size_t>(out_w) * out_h *
+                                                                tjPixelSize[pixel_format]);
   // STOPONWARNING: libjpeg calls "Corrupt JPEG data" or "Premature end of JPEG file" a
   // warning and fills the rest with grey; for a dataset that is a broken image.
   // LIMITSCANS: refuses progressive files with absurd scan counts (a CPU exhaustion trick).

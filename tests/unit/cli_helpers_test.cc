@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/io/line_reader.h"
 #include "cli/ordered_parallel.h"
+#include "sluice/io/line_reader.h"
 
 namespace sluice::cli {
 namespace {

@@ -11,8 +11,9 @@ Manifest TwoShardManifest() {
   Manifest m;
   m.tool = "sluice test";
   m.codec = Codec::kZstd;
-  m.shards = {{"data-00000-of-00002.tfrecord.zst", 10, 1234, "data-00000-of-00002.tfrecord.zst.idx"},
-              {"data-00001-of-00002.tfrecord.zst", 5, 600, ""}};
+  m.shards = {
+      {"data-00000-of-00002.tfrecord.zst", 10, 1234, "data-00000-of-00002.tfrecord.zst.idx"},
+      {"data-00001-of-00002.tfrecord.zst", 5, 600, ""}};
   m.features["image/encoded"] = {FeatureType::kBytes, 1};
   m.features["tokens"] = {FeatureType::kInt64, -1};
   m.features["score"] = {FeatureType::kFloat, 1};

@@ -32,10 +32,10 @@ class LineReader {
 
   static constexpr size_t kReadBytes = size_t{1} << 20;
   std::unique_ptr<RandomAccessFile> file_;
-  std::string buffer_;       // unconsumed bytes start at pos_
+  std::string buffer_;  // unconsumed bytes start at pos_
   size_t pos_ = 0;
-  size_t scanned_ = 0;       // bytes after pos_ already known to hold no '\n'
-  uint64_t file_offset_ = 0; // next offset to read
+  size_t scanned_ = 0;        // bytes after pos_ already known to hold no '\n'
+  uint64_t file_offset_ = 0;  // next offset to read
   uint64_t consumed_ = 0;
   uint64_t line_number_ = 0;
   std::string scratch_;
