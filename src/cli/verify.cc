@@ -18,7 +18,9 @@ namespace {
 // Collects and prints faults as they are found.
 class FaultLog {
  public:
-  void Add(const std::string& file, std::optional<uint64_t> offset, const std::string& problem) {
+  void Add(const std::string& file, std::optional<uint64_t> offset, std::string problem) {
+    // Library messages usually start with the file name already.
+    if (problem.starts_with(file + ": ")) problem.erase(0, file.size() + 2);
     if (offset) {
       fmt::print("{}:{}: {}\n", file, *offset, problem);
     } else {
@@ -107,16 +109,18 @@ void CheckIndex(io::FileSystem* fs, const std::string& shard, const ShardScan& s
   }
 }
 
-// A manifest's per-shard counts must match the shards they describe.
+// A manifest's per-shard counts must match the shards they describe. `records` holds the
+// count of each clean shard, nullopt for a damaged one (already reported, count unknown).
 void CheckManifest(const format::Manifest& m, const std::string& dir,
-                   const std::vector<uint64_t>& records, io::FileSystem* fs, FaultLog* faults) {
+                   const std::vector<std::optional<uint64_t>>& records, io::FileSystem* fs,
+                   FaultLog* faults) {
   std::string path = io::JoinPath(dir, format::Manifest::kFileName);
   for (size_t i = 0; i < m.shards.size() && i < records.size(); ++i) {
     const auto& entry = m.shards[i];
-    if (entry.records != records[i]) {
+    if (records[i] && entry.records != *records[i]) {
       faults->Add(path, std::nullopt,
                   fmt::format("{}: manifest says {} records, the shard holds {}", entry.path,
-                              entry.records, records[i]));
+                              entry.records, *records[i]));
     }
     auto info = fs->Stat(io::JoinPath(dir, entry.path));
     if (info.ok() && info->size != entry.file_bytes) {
@@ -135,11 +139,11 @@ int RunVerify(const std::string& uri) {
   if (!shards.ok()) return ReportError(shards.status());
 
   FaultLog faults;
-  std::vector<uint64_t> records;
+  std::vector<std::optional<uint64_t>> records;
   uint64_t total = 0;
   for (const auto& shard : *shards) {
     ShardScan scan = ScanRecords(fs, shard, &faults);
-    records.push_back(scan.record_crcs.size());
+    records.push_back(scan.clean ? std::optional<uint64_t>(scan.record_crcs.size()) : std::nullopt);
     total += scan.record_crcs.size();
     if (!fs->Exists(format::ShardIndex::IndexPathFor(shard))) continue;
     if (scan.clean) {
