@@ -68,9 +68,7 @@ Status SequenceExampleView::Parse(ByteView serialized) {
   auto context_target = [this](ByteView name) {
     return FindOrInsert(&context_.features_, &context_.spare_, name);
   };
-  auto list_target = [this](ByteView name) {
-    return FindOrInsert(&feature_lists_, &spare_, name);
-  };
+  auto list_target = [this](ByteView name) { return FindOrInsert(&feature_lists_, &spare_, name); };
   bool ok = true;
   while (ok && !r.AtLimit()) {
     uint32_t field = 0;

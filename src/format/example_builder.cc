@@ -112,6 +112,11 @@ ExampleBuilder& ExampleBuilder::AddBytes(std::string_view name, std::string_view
   return AddBytes(name, std::vector<std::string>{std::string(value)});
 }
 
+ExampleBuilder& ExampleBuilder::AddBytes(std::string_view name,
+                                         std::initializer_list<std::string_view> values) {
+  return AddBytes(name, std::vector<std::string>(values.begin(), values.end()));
+}
+
 ExampleBuilder& ExampleBuilder::AddFloats(std::string_view name, std::vector<float> values) {
   Fresh(&features_, name, FeatureType::kFloat).floats = std::move(values);
   return *this;

@@ -19,7 +19,9 @@ bool DecodeBytesList(WireReader* r, ByteView list, FeatureView* out) {
       if (!r->SkipField(field, type)) return false;
       continue;
     }
-    if (type != WireType::kLengthDelimited) return r->FailAtKey("wrong wire type for BytesList.value");
+    if (type != WireType::kLengthDelimited) {
+      return r->FailAtKey("wrong wire type for BytesList.value");
+    }
     ByteView value;
     if (!r->ReadLengthDelimited(&value)) return false;
     out->bytes.push_back(value);  // a view into the record: no copy

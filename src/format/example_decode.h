@@ -7,6 +7,7 @@
 // entry the last key wins and repeated values merge.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,17 +17,17 @@
 namespace sluice::format::internal {
 
 // Field numbers of example.proto / feature.proto.
-inline constexpr uint32_t kExampleFeatures = 1;         // Example.features
-inline constexpr uint32_t kSequenceContext = 1;         // SequenceExample.context
-inline constexpr uint32_t kSequenceFeatureLists = 2;    // SequenceExample.feature_lists
-inline constexpr uint32_t kMapField = 1;                // Features.feature, FeatureLists.feature_list
-inline constexpr uint32_t kMapKey = 1;                  // map entry key
-inline constexpr uint32_t kMapValue = 2;                // map entry value
-inline constexpr uint32_t kFeatureBytesList = 1;        // Feature.bytes_list
-inline constexpr uint32_t kFeatureFloatList = 2;        // Feature.float_list
-inline constexpr uint32_t kFeatureInt64List = 3;        // Feature.int64_list
-inline constexpr uint32_t kListValue = 1;               // {Bytes,Float,Int64}List.value
-inline constexpr uint32_t kFeatureListFeature = 1;      // FeatureList.feature
+inline constexpr uint32_t kExampleFeatures = 1;       // Example.features
+inline constexpr uint32_t kSequenceContext = 1;       // SequenceExample.context
+inline constexpr uint32_t kSequenceFeatureLists = 2;  // SequenceExample.feature_lists
+inline constexpr uint32_t kMapField = 1;              // Features.feature, FeatureLists.feature_list
+inline constexpr uint32_t kMapKey = 1;                // map entry key
+inline constexpr uint32_t kMapValue = 2;              // map entry value
+inline constexpr uint32_t kFeatureBytesList = 1;      // Feature.bytes_list
+inline constexpr uint32_t kFeatureFloatList = 2;      // Feature.float_list
+inline constexpr uint32_t kFeatureInt64List = 3;      // Feature.int64_list
+inline constexpr uint32_t kListValue = 1;             // {Bytes,Float,Int64}List.value
+inline constexpr uint32_t kFeatureListFeature = 1;    // FeatureList.feature
 
 // Decodes the Feature message `payload` into *out, merging with what *out holds.
 bool DecodeFeature(wire::WireReader* r, ByteView payload, FeatureView* out);
@@ -84,7 +85,9 @@ bool DecodeMap(wire::WireReader* r, ByteView message, Target&& target) {
       if (!r->SkipField(field, type)) return false;
       continue;
     }
-    if (type != wire::WireType::kLengthDelimited) return r->FailAtKey("wrong wire type for map field");
+    if (type != wire::WireType::kLengthDelimited) {
+      return r->FailAtKey("wrong wire type for map field");
+    }
     ByteView entry_bytes;
     MapEntry entry;
     if (!r->ReadLengthDelimited(&entry_bytes) || !ReadMapEntry(r, entry_bytes, &entry)) {
@@ -93,9 +96,8 @@ bool DecodeMap(wire::WireReader* r, ByteView message, Target&& target) {
     auto* value = target(entry.key);
     if (value == nullptr) continue;
     ResetValue(value);
-    bool ok = ForEachMapValue(r, entry, [&](ByteView payload) {
-      return DecodeValue(r, payload, value);
-    });
+    bool ok =
+        ForEachMapValue(r, entry, [&](ByteView payload) { return DecodeValue(r, payload, value); });
     if (!ok) return false;
   }
   r->Leave(scope);
@@ -125,9 +127,11 @@ bool DecodeExample(wire::WireReader* r, Target&& target) {
 // Map node reuse: parsing into a std::map keeps its nodes (key strings and FeatureView
 // vectors with their capacity) in a spare list instead of freeing them, so re-parsing
 // records of the same shape allocates nothing.
+// Nodes are stacked last name first, so records whose features arrive in name order (as
+// every deterministic writer emits them) get each name's own node, capacity and all, back.
 template <typename Map>
 void RecycleNodes(Map* map, std::vector<typename Map::node_type>* spare) {
-  while (!map->empty()) spare->push_back(map->extract(map->begin()));
+  while (!map->empty()) spare->push_back(map->extract(std::prev(map->end())));
 }
 template <typename Map>
 typename Map::mapped_type* FindOrInsert(Map* map, std::vector<typename Map::node_type>* spare,

@@ -8,31 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "format/base64.h"
+#include "format/utf8.h"
 
 namespace sluice::format {
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid (RFC 3629: no
-// overlongs, no surrogates, nothing above U+10FFFF).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  uint8_t b0 = byte(i);
-  size_t n = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xe ? 3 : (b0 >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-  }
-  if (n == 2 && b0 < 0xc2) return 0;                             // overlong
-  if (n == 3 && b0 == 0xe0 && byte(i + 1) < 0xa0) return 0;      // overlong
-  if (n == 3 && b0 == 0xed && byte(i + 1) >= 0xa0) return 0;     // surrogate
-  if (n == 4 && b0 == 0xf0 && byte(i + 1) < 0x90) return 0;      // overlong
-  if (n == 4 && (b0 > 0xf4 || (b0 == 0xf4 && byte(i + 1) >= 0x90))) return 0;  // > U+10FFFF
-  return n;
-}
 
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -69,6 +51,8 @@ void AppendFloat(std::string* out, float f) {
     out->append("\"NaN\"");
   } else if (std::isinf(f)) {
     out->append(f > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  } else if (f == 0 && std::signbit(f)) {
+    out->append("-0.0");  // "-0" would read back as the integer 0 in most JSON parsers
   } else {
     char buf[32];
     auto result = std::to_chars(buf, buf + sizeof buf, f);  // shortest round-trip form
@@ -145,8 +129,8 @@ namespace {
 using Json = nlohmann::json;
 
 Status Bad(const std::string& name, std::string_view what) {
-  return InvalidArgument("example JSON: feature \"" + std::string(name) + "\": " +
-                         std::string(what));
+  return InvalidArgument("example JSON: feature \"" + std::string(name) +
+                         "\": " + std::string(what));
 }
 
 Result<float> FloatFromJson(const Json& v, const std::string& name) {
@@ -221,9 +205,15 @@ Result<Json> ParseObject(std::string_view text) {
 // Adapts FeatureFromJson's sink calls to time steps of a SequenceExampleBuilder.
 struct StepSink {
   SequenceExampleBuilder* builder;
-  void AddBytes(std::string_view n, std::vector<std::string> v) { builder->AddStepBytes(n, std::move(v)); }
-  void AddFloats(std::string_view n, std::vector<float> v) { builder->AddStepFloats(n, std::move(v)); }
-  void AddInt64s(std::string_view n, std::vector<int64_t> v) { builder->AddStepInt64s(n, std::move(v)); }
+  void AddBytes(std::string_view n, std::vector<std::string> v) {
+    builder->AddStepBytes(n, std::move(v));
+  }
+  void AddFloats(std::string_view n, std::vector<float> v) {
+    builder->AddStepFloats(n, std::move(v));
+  }
+  void AddInt64s(std::string_view n, std::vector<int64_t> v) {
+    builder->AddStepInt64s(n, std::move(v));
+  }
 };
 
 Status FeaturesFromJson(const Json& features, ExampleBuilder* builder) {

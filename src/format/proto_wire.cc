@@ -20,9 +20,8 @@ bool WireReader::ReadVarintSlow(uint64_t* value) {
   return FailAt(start, "varint longer than 10 bytes");
 }
 
-bool WireReader::ReadTag(uint32_t* field, WireType* type) {
+bool WireReader::ReadTagSlow(uint32_t* field, WireType* type) {
   const char* start = pos_;
-  key_at_ = start;
   uint64_t key = 0;
   if (!ReadVarint(&key)) return false;
   if (key > UINT32_MAX) return FailAt(start, "field key exceeds 32 bits");
@@ -48,18 +47,6 @@ bool WireReader::ReadFixed64(uint64_t* value) {
   return true;
 }
 
-bool WireReader::ReadLengthDelimited(ByteView* payload) {
-  const char* start = pos_;
-  uint64_t length = 0;
-  if (!ReadVarint(&length)) return false;
-  if (length > static_cast<uint64_t>(limit_ - pos_)) {
-    return FailAt(start, "length-delimited field runs past the end of its message");
-  }
-  *payload = ByteView(pos_, static_cast<size_t>(length));
-  pos_ += length;
-  return true;
-}
-
 bool WireReader::SkipField(uint32_t field, WireType type) {
   uint64_t scratch64 = 0;
   uint32_t scratch32 = 0;
@@ -74,7 +61,7 @@ bool WireReader::SkipField(uint32_t field, WireType type) {
     case WireType::kStartGroup:
       return SkipGroup(field, 1);
     case WireType::kEndGroup:
-      return Fail("end-group key without a matching start-group");
+      return FailAtKey("end-group key without a matching start-group");
     case WireType::kFixed32:
       return ReadFixed32(&scratch32);
   }
@@ -83,7 +70,7 @@ bool WireReader::SkipField(uint32_t field, WireType type) {
 
 // Skips up to and including the end-group key of `field`; nested groups recurse.
 bool WireReader::SkipGroup(uint32_t field, int depth) {
-  if (depth > kMaxGroupDepth) return Fail("groups nested too deeply");
+  if (depth > kMaxGroupDepth) return FailAtKey("groups nested too deeply");
   while (true) {
     if (AtLimit()) return Fail("group not closed before the end of its message");
     uint32_t inner = 0;
@@ -94,8 +81,7 @@ bool WireReader::SkipGroup(uint32_t field, int depth) {
       if (inner != field) return FailAt(key_at, "end-group key does not match its group");
       return true;
     }
-    bool ok = type == WireType::kStartGroup ? SkipGroup(inner, depth + 1)
-                                            : SkipField(inner, type);
+    bool ok = type == WireType::kStartGroup ? SkipGroup(inner, depth + 1) : SkipField(inner, type);
     if (!ok) return false;
   }
 }

@@ -52,7 +52,20 @@ class WireReader {
   bool failed() const { return error_ != nullptr; }
 
   // Reads a field key. Rejects field number 0, keys above 32 bits and wire types 6 and 7.
-  bool ReadTag(uint32_t* field, WireType* type);
+  bool ReadTag(uint32_t* field, WireType* type) {
+    key_at_ = pos_;
+    // Fast path: keys of fields 1..15 are one byte.
+    if (pos_ < limit_ && static_cast<uint8_t>(*pos_) < 0x80) {
+      uint8_t key = static_cast<uint8_t>(*pos_);
+      if ((key & 7) <= 5 && key >= 8) {
+        ++pos_;
+        *field = key >> 3;
+        *type = static_cast<WireType>(key & 7);
+        return true;
+      }
+    }
+    return ReadTagSlow(field, type);
+  }
   bool ReadVarint(uint64_t* value) {
     // Fast path: most varints (tags, lengths, small ints) are one byte.
     if (pos_ < limit_ && static_cast<uint8_t>(*pos_) < 0x80) {
@@ -64,7 +77,17 @@ class WireReader {
   bool ReadFixed32(uint32_t* value);
   bool ReadFixed64(uint64_t* value);
   // Reads a length prefix and returns the payload as a view into the record.
-  bool ReadLengthDelimited(ByteView* payload);
+  bool ReadLengthDelimited(ByteView* payload) {
+    const char* start = pos_;
+    uint64_t length = 0;
+    if (!ReadVarint(&length)) return false;
+    if (length > static_cast<uint64_t>(limit_ - pos_)) {
+      return FailAt(start, "length-delimited field runs past the end of its message");
+    }
+    *payload = ByteView(pos_, static_cast<size_t>(length));
+    pos_ += length;
+    return true;
+  }
   // Skips the value of a field whose key was just read (groups included, nested up to
   // kMaxGroupDepth). `field` is needed to match a group's end key.
   bool SkipField(uint32_t field, WireType type);
@@ -100,13 +123,14 @@ class WireReader {
 
  private:
   bool ReadVarintSlow(uint64_t* value);
+  bool ReadTagSlow(uint32_t* field, WireType* type);
   bool SkipGroup(uint32_t field, int depth);
 
   const char* begin_;
   const char* pos_;
   const char* limit_;
   const char* key_at_ = nullptr;  // start of the last key read
-  const char* error_ = nullptr;  // static string; nullptr while healthy
+  const char* error_ = nullptr;   // static string; nullptr while healthy
   uint64_t error_offset_ = 0;
 };
 

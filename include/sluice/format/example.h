@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,9 +22,9 @@ std::string_view FeatureTypeName(FeatureType type);  // "bytes", "float", "int64
 // One decoded Feature. Views point into the buffer that was parsed.
 struct FeatureView {
   FeatureType type = FeatureType::kNone;
-  std::vector<ByteView> bytes;    // kBytes: one view per value
-  std::vector<float> floats;      // kFloat
-  std::vector<int64_t> int64s;    // kInt64
+  std::vector<ByteView> bytes;  // kBytes: one view per value
+  std::vector<float> floats;    // kFloat
+  std::vector<int64_t> int64s;  // kInt64
   void Clear() {
     type = FeatureType::kNone;
     bytes.clear();
@@ -103,6 +104,9 @@ class ExampleBuilder {
  public:
   ExampleBuilder& AddBytes(std::string_view name, std::vector<std::string> values);
   ExampleBuilder& AddBytes(std::string_view name, std::string_view value);
+  // AddBytes("x", {"a", "b"}): without this overload the braces are ambiguous, since C++20's
+  // string_view has an iterator-pair constructor.
+  ExampleBuilder& AddBytes(std::string_view name, std::initializer_list<std::string_view> values);
   ExampleBuilder& AddFloats(std::string_view name, std::vector<float> values);
   ExampleBuilder& AddInt64s(std::string_view name, std::vector<int64_t> values);
   void Clear() { features_.clear(); }

@@ -4,8 +4,9 @@
 // Example: one JSON object per record, features in name order, one line:
 //   {"image": {"bytes": ["/9j/4AAQ..."]}, "label": {"int64": [7]}, "box": {"float": [0.5, 1]}}
 //   - bytes values are standard base64 (RFC 4648, padded);
-//   - floats are written in the shortest form that reads back to the same float; NaN and
-//     infinities, which JSON lacks, are the strings "NaN", "Infinity", "-Infinity";
+//   - floats are written in the shortest form that reads back to the same float (negative
+//     zero as -0.0); NaN and infinities, which JSON lacks, are the strings "NaN",
+//     "Infinity", "-Infinity" (NaN payload bits are not kept);
 //   - int64 values are JSON integers (exact; beware of readers that parse them as doubles);
 //   - a feature with no kind set is {};
 //   - names are JSON strings; bytes that are not valid UTF-8 become U+FFFD.
