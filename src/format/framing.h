@@ -21,6 +21,16 @@ void EncodeRecordHeader(uint64_t length, char* dst);
 // Writes header, payload and footer to dst, which holds payload.size() + 16 bytes.
 void EncodeFramedRecord(ByteView payload, char* dst);
 
+// DetectCodec, except that a file named *.gz / *.zst whose first bytes are neither a magic
+// number nor a valid record header is taken to be what its name says: its first frame is
+// damaged, and reading it as uncompressed would misreport the damage. first_bytes: up to 12.
+Codec DetectShardCodec(std::string_view first_bytes, std::string_view path);
+inline constexpr size_t kDetectBytes = kRecordHeaderBytes;
+
+// CRC32C of p[0, n): the crc32 instruction inline for short inputs (record headers, small
+// payloads), where a call into ISA-L's dispatcher costs more than the work; ISA-L otherwise.
+uint32_t Crc32c(const char* p, size_t n);
+
 enum class HeaderCheck { kOk, kLengthCrcMismatch, kTooLong };
 
 // Decodes the 12-byte header at `header` into *length and checks it: the length CRC first

@@ -2,6 +2,7 @@
 #include "format/record_stream.h"
 
 #include "format/framing.h"
+#include "sluice/base/crc32c.h"
 
 namespace sluice::format {
 namespace {
@@ -20,9 +21,9 @@ Result<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(
     io::FileSystem* fs, const std::string& path, const RecordReaderOptions& options,
     bool keep_frames) {
   SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
-  char magic[4];
+  char magic[kDetectBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof magic, magic));
-  Codec codec = DetectCodec(head);
+  Codec codec = DetectShardCodec(head, path);
   auto reader = std::make_unique<RecordStreamReader>(path, codec, options);
   StreamSourceOptions source_options{options, keep_frames, &reader->warnings_};
   SLUICE_ASSIGN_OR_RETURN(reader->source_,
@@ -33,8 +34,8 @@ Result<std::unique_ptr<RecordStreamReader>> RecordStreamReader::Open(
 Result<bool> RecordStreamReader::Next(ByteView* record) {
   if (!status_.ok()) return status_;
   if (done_) return false;
+  if (NextBuffered(record)) return true;
   for (;;) {
-    ReleaseBefore(pos_);
     uint64_t length = 0;
     Fault fault;
     auto parsed = ParseAt(pos_, &length, &fault);
@@ -58,6 +59,25 @@ Result<bool> RecordStreamReader::Next(ByteView* record) {
       return false;
     }
   }
+}
+
+// The common case, kept lean: the next record lies whole in the window and is intact.
+bool RecordStreamReader::NextBuffered(ByteView* record) {
+  const uint64_t available = window_.end() - pos_;
+  if (available < kRecordOverheadBytes) return false;
+  const char* header = window_.At(pos_);
+  uint64_t length = DecodeFixed64(header);
+  if (length > max_record_bytes_ || length > available - kRecordOverheadBytes) return false;
+  if (options_.verify_crc &&
+      (crc32c::Unmask(DecodeFixed32(header + 8)) != Crc32c(header, 8) ||
+       !PayloadCrcMatches(header + kRecordHeaderBytes, length))) {
+    return false;  // the general path reports it
+  }
+  *record = ByteView(header + kRecordHeaderBytes, length);
+  record_offset_ = pos_;
+  pos_ += length + kRecordOverheadBytes;
+  ++returned_;
+  return true;
 }
 
 // Tries to read the record at stream offset `pos`.
@@ -98,6 +118,7 @@ Result<RecordStreamReader::Parse> RecordStreamReader::ParseAt(uint64_t pos, uint
 Result<bool> RecordStreamReader::Ensure(uint64_t pos, uint64_t n) {
   while (window_.end() - pos < n) {
     if (segment_ended_) return false;
+    ReleaseBefore(pos);  // lets the window reuse the space before pos
     uint64_t missing = n - (window_.end() - pos);
     auto filled = source_->Fill(&window_, static_cast<size_t>(missing));
     if (!filled.ok()) {

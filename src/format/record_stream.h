@@ -66,6 +66,7 @@ class RecordStreamReader final : public RecordReader {
     bool truncated = false;  // the segment ended inside the record
   };
 
+  bool NextBuffered(ByteView* record);
   Result<Parse> ParseAt(uint64_t pos, uint64_t* length, Fault* fault);
   Result<bool> Ensure(uint64_t pos, uint64_t n);
   Result<bool> HandleFault(const Fault& fault);

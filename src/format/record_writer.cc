@@ -52,7 +52,7 @@ class RecordWriterImpl final : public RecordWriter {
   uint64_t framed_bytes() const override { return framed_bytes_; }
   uint64_t file_bytes() const override {
     // Uncompressed bytes reach the file unchanged, so count them while still buffered.
-    return file_->bytes_written() + (options_.codec == Codec::kNone ? pending_.size() : 0);
+    return file_bytes_ + (options_.codec == Codec::kNone ? pending_.size() : 0);
   }
   const std::string& path() const override { return file_->path(); }
 
@@ -66,6 +66,10 @@ class RecordWriterImpl final : public RecordWriter {
   Status Flush();
   Status WriteZstdFrame();
   Status Deflate(ByteView in, int flush);
+  Status Append(ByteView bytes) {
+    file_bytes_ += bytes.size();
+    return file_->Append(bytes);
+  }
   Status Finish();
   Status WriteIndex();
 
@@ -78,6 +82,7 @@ class RecordWriterImpl final : public RecordWriter {
   ZlibDeflater zlib_;
   uint64_t records_ = 0;
   uint64_t framed_bytes_ = 0;
+  uint64_t file_bytes_ = 0;  // handed to file_ (counted here: any FileSystem will do)
   std::vector<IndexFrame> frames_;
   std::vector<IndexRecord> index_records_;
   bool closed_ = false;
@@ -139,8 +144,8 @@ Status RecordWriterImpl::Write(ByteView record) {
   if (zstd && !pending_.empty() && pending_.size() + framed > options_.zstd_frame_bytes) {
     SLUICE_RETURN_IF_ERROR(Fail(WriteZstdFrame()));  // records never straddle frames
   }
-  if (zstd && frames_.size() >= UINT32_MAX) {
-    return Fail(ResourceExhausted(path() + ": too many zstd frames for the index"));
+  if (frames_.size() >= UINT32_MAX) {  // IndexRecord::frame is 32 bits
+    return Fail(ResourceExhausted(path() + ": too many frames for the index"));
   }
   AddIndexEntry(record.size());
   if (!zstd && record.size() >= kDirectAppendBytes) {
@@ -164,7 +169,7 @@ Status RecordWriterImpl::WriteDirect(ByteView record) {
   EncodeFixed32(footer, crc32c::Mask(crc32c::Value(record.data(), record.size())));
   for (ByteView piece : {ByteView(header, sizeof header), record, ByteView(footer, 4)}) {
     if (options_.codec == Codec::kNone) {
-      SLUICE_RETURN_IF_ERROR(file_->Append(piece));
+      SLUICE_RETURN_IF_ERROR(Append(piece));
     } else {
       SLUICE_RETURN_IF_ERROR(Deflate(piece, Z_NO_FLUSH));
     }
@@ -176,7 +181,7 @@ Status RecordWriterImpl::Flush() {
   if (pending_.empty()) return Status::OK();
   switch (options_.codec) {
     case Codec::kNone:
-      SLUICE_RETURN_IF_ERROR(file_->Append(pending_));
+      SLUICE_RETURN_IF_ERROR(Append(pending_));
       break;
     case Codec::kGzip:
       SLUICE_RETURN_IF_ERROR(Deflate(pending_, Z_NO_FLUSH));
@@ -197,9 +202,9 @@ Status RecordWriterImpl::WriteZstdFrame() {
   if (ZSTD_isError(n)) {
     return Internal(path() + ": zstd compression failed: " + ZSTD_getErrorName(n));
   }
-  if (options_.write_index) frames_.push_back({file_->bytes_written(), n, pending_.size()});
+  if (options_.write_index) frames_.push_back({file_bytes_, n, pending_.size()});
   pending_.clear();
-  return file_->Append(ByteView(compressed_.data(), n));
+  return Append(ByteView(compressed_.data(), n));
 }
 
 Status RecordWriterImpl::Deflate(ByteView in, int flush) {
@@ -218,7 +223,7 @@ Status RecordWriterImpl::Deflate(ByteView in, int flush) {
       rc = deflate(z, mode);
       if (rc == Z_STREAM_ERROR) return Internal(path() + ": deflate failed");
       size_t produced = compressed_.size() - z->avail_out;
-      if (produced > 0) SLUICE_RETURN_IF_ERROR(file_->Append(ByteView(compressed_.data(), produced)));
+      if (produced > 0) SLUICE_RETURN_IF_ERROR(Append(ByteView(compressed_.data(), produced)));
     } while (z->avail_out == 0 || (mode == Z_FINISH && rc != Z_STREAM_END));
     in.remove_prefix(slice);
   } while (!in.empty());
@@ -232,12 +237,12 @@ Status RecordWriterImpl::Finish() {
     case Codec::kGzip:
       SLUICE_RETURN_IF_ERROR(Deflate(pending_, Z_FINISH));
       pending_.clear();
-      if (options_.write_index) frames_.push_back({0, file_->bytes_written(), framed_bytes_});
+      if (options_.write_index) frames_.push_back({0, file_bytes_, framed_bytes_});
       return Status::OK();
     case Codec::kZstd:
       // An empty shard still gets one (empty) frame, so its codec is detectable and
       // `zstd -dc` accepts it.
-      if (pending_.empty() && file_->bytes_written() > 0) return Status::OK();
+      if (pending_.empty() && file_bytes_ > 0) return Status::OK();
       return WriteZstdFrame();
   }
   return Status::OK();

@@ -63,7 +63,8 @@ class ShardReaderImpl final : public ShardReader {
   Status ReadUncompressed(uint64_t i, const IndexRecord& r, std::string* out) const;
   Result<ByteView> DecodedFramePrefix(uint32_t frame, uint64_t need) const;
   Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
-  Status Inflate(const IndexFrame& frame, ByteView in, std::string* out, size_t* produced) const;
+  Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
+                 size_t* produced) const;
   Status CheckRecord(uint64_t i, const IndexRecord& r, const char* framed) const;
   std::string Where(uint64_t i, const IndexRecord& r) const;
 
@@ -123,6 +124,9 @@ Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r,
                                          std::string* out) const {
   const IndexFrame& f = index_.frames()[r.frame];
   const uint64_t framed = r.length + kRecordOverheadBytes;
+  if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
+    return DataLoss(Where(i, r) + ": the index places the record outside its frame");
+  }
   out->resize(framed);
   SLUICE_ASSIGN_OR_RETURN(ByteView got,
                           file_->Read(f.file_offset + r.offset_in_frame, framed, out->data()));
@@ -153,11 +157,18 @@ Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, uint64_t ne
   return ByteView(t.data);
 }
 
-// Decodes the first `need` bytes of a zstd frame group or gzip stream into *out.
+// Decodes the first `need` bytes of a zstd frame group or gzip stream into *out. Beyond
+// kWholeFrameBytes the buffer grows only as bytes are produced, so an index that lies
+// about sizes cannot make the reader allocate what the file does not hold.
 Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* out) const {
   ThreadState& t = State();
-  out->resize(need);
+  out->resize(static_cast<size_t>(std::min(need, kWholeFrameBytes)));
   size_t produced = 0;
+  auto grow_if_full = [&] {
+    if (produced == out->size() && out->size() < need) {
+      out->resize(static_cast<size_t>(std::min<uint64_t>(need, 2 * out->size())));
+    }
+  };
   uint64_t read = 0;
   if (index_.codec() == Codec::kZstd) {
     if (!t.zstd) return ResourceExhausted("ZSTD_createDCtx failed");
@@ -181,7 +192,8 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
     if (index_.codec() == Codec::kZstd) {
       ZSTD_inBuffer zin{in.data(), in.size(), 0};
       while (zin.pos < zin.size && produced < need) {
-        ZSTD_outBuffer zout{out->data() + produced, need - produced, 0};
+        grow_if_full();
+        ZSTD_outBuffer zout{out->data() + produced, out->size() - produced, 0};
         size_t rc = ZSTD_decompressStream(t.zstd.get(), &zout, &zin);
         if (ZSTD_isError(rc)) {
           return DataLoss(path() + ": zstd frame at file offset " + std::to_string(f.file_offset) +
@@ -191,7 +203,7 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
         if (zout.pos == 0 && rc != 0 && zin.pos < zin.size) break;  // no progress
       }
     } else {
-      SLUICE_RETURN_IF_ERROR(Inflate(f, in, out, &produced));
+      SLUICE_RETURN_IF_ERROR(Inflate(f, in, need, out, &produced));
     }
   }
   if (produced < need) {
@@ -203,15 +215,17 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
   return Status::OK();
 }
 
-Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, std::string* out,
-                                size_t* produced) const {
+Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need,
+                                std::string* out, size_t* produced) const {
   z_stream* z = &State().zlib;
-  const size_t need = out->size();
   while (!in.empty() && *produced < need) {
+    if (*produced == out->size()) {
+      out->resize(static_cast<size_t>(std::min<uint64_t>(need, 2 * out->size())));
+    }
     z->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z->avail_in = static_cast<uInt>(std::min<size_t>(in.size(), UINT_MAX));
     z->next_out = reinterpret_cast<Bytef*>(out->data() + *produced);
-    z->avail_out = static_cast<uInt>(std::min<size_t>(need - *produced, UINT_MAX));
+    z->avail_out = static_cast<uInt>(std::min<size_t>(out->size() - *produced, UINT_MAX));
     int rc = inflate(z, Z_NO_FLUSH);
     in.remove_prefix(reinterpret_cast<const char*>(z->next_in) - in.data());
     *produced = reinterpret_cast<char*>(z->next_out) - out->data();
@@ -231,9 +245,9 @@ Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
   auto mismatch = [&](const std::string& why) {
     return DataLoss(index_path + ": index does not match shard " + path() + ": " + why);
   };
-  char magic[4];
+  char magic[kDetectBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file_->Read(0, sizeof magic, magic));
-  Codec codec = DetectCodec(head);
+  Codec codec = DetectShardCodec(head, path());
   if (codec != index_.codec()) {
     return mismatch("index says codec " + std::string(CodecName(index_.codec())) +
                     ", the shard is " + std::string(CodecName(codec)));

@@ -60,7 +60,7 @@ class GzipSource final : public StreamSource {
   Result<FillResult> Fill(StreamWindow* window, size_t want) override {
     if (!live_) return Internal("inflateInit2 failed");
     if (ended_) return FillResult::kEnd;
-    window->Reserve(std::max(want, read_bytes_));
+    window->Reserve(std::max(std::min(want, kMaxFillReserveBytes), read_bytes_));
     for (;;) {
       SLUICE_RETURN_IF_ERROR(input_.Fill(1));
       z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input_.data()));

@@ -61,6 +61,10 @@ class StreamSource {
   std::optional<SkippedRange> skipped_;
 };
 
+// The most a source reserves in the window for one Fill: a header in a tiny compressed
+// file may claim a huge record, and the window should grow with the data, not the claim.
+inline constexpr size_t kMaxFillReserveBytes = size_t{64} << 20;
+
 struct StreamSourceOptions {
   RecordReaderOptions reader;
   bool keep_frames = false;

@@ -94,7 +94,9 @@ Result<StreamSource::FillResult> ZstdSource::Fill(StreamWindow* window, size_t w
         return FillResult::kEnd;
       }
     }
-    if (window->room() == 0) window->Reserve(std::max(want, read_bytes_));
+    if (window->room() == 0) {
+      window->Reserve(std::max(std::min(want, kMaxFillReserveBytes), read_bytes_));
+    }
     ZSTD_inBuffer in{input_.data(), input_.available(), 0};
     ZSTD_outBuffer out{window->write_ptr(), window->room(), 0};
     size_t rc = ZSTD_decompressStream(dctx_.get(), &out, &in);

@@ -26,7 +26,8 @@ std::string_view CodecName(Codec codec);  // "none", "gzip", "zstd"
 Result<Codec> ParseCodec(std::string_view name);
 // File name suffix after ".tfrecord": "", ".gz", ".zst".
 std::string_view CodecExtension(Codec codec);
-// Codec of a file from its first bytes (at least 4 when the file has them).
+// Codec of a file from its first bytes (at least 4, better 12, when the file has them: a
+// file whose first 12 bytes are a valid TFRecord header is uncompressed whatever they say).
 Codec DetectCodec(std::string_view first_bytes);
 
 // What a reader does with a damaged record.
