@@ -157,12 +157,17 @@ Status JsonlConverter::CheckType(const std::string& name, const FieldValues& f) 
 void JsonlConverter::Add(const std::string& name, const FieldValues& f,
                          format::ExampleBuilder* example) const {
   switch (types_.at(name)) {
-    case FeatureType::kBytes: example->AddBytes(name, f.bytes); break;
-    case FeatureType::kInt64: example->AddInt64s(name, f.int64s); break;
+    case FeatureType::kBytes:
+      example->AddBytes(name, f.bytes);
+      break;
+    case FeatureType::kInt64:
+      example->AddInt64s(name, f.int64s);
+      break;
     case FeatureType::kFloat:
       example->AddFloats(name, std::vector<float>(f.numbers.begin(), f.numbers.end()));
       break;
-    case FeatureType::kNone: break;
+    case FeatureType::kNone:
+      break;
   }
 }
 

@@ -120,9 +120,12 @@ Result<ImageInfo> InspectPng(ByteView bytes, bool full_decode) {
 
 std::string_view ImageFormatName(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "jpeg";
-    case ImageFormat::kPng: return "png";
-    case ImageFormat::kOther: return "other";
+    case ImageFormat::kJpeg:
+      return "jpeg";
+    case ImageFormat::kPng:
+      return "png";
+    case ImageFormat::kOther:
+      return "other";
   }
   return "other";
 }
@@ -135,9 +138,12 @@ ImageFormat DetectImageFormat(ByteView bytes) {
 
 Result<ImageInfo> InspectImage(ByteView bytes, bool full_decode) {
   switch (DetectImageFormat(bytes)) {
-    case ImageFormat::kJpeg: return InspectJpeg(bytes, full_decode);
-    case ImageFormat::kPng: return InspectPng(bytes, full_decode);
-    case ImageFormat::kOther: break;
+    case ImageFormat::kJpeg:
+      return InspectJpeg(bytes, full_decode);
+    case ImageFormat::kPng:
+      return InspectPng(bytes, full_decode);
+    case ImageFormat::kOther:
+      break;
   }
   return ImageInfo{};
 }
