@@ -63,9 +63,14 @@ ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, FaultLog* fa
     if (!*more) break;
     scan.record_crcs.push_back(crc32c::Value(record));
   }
+  // Offsets are file offsets for uncompressed shards and for undecodable compressed data;
+  // otherwise they count bytes of the decompressed record stream (docs/format.md, 5.).
+  const bool stream_offsets = (*reader)->codec() != format::Codec::kNone;
   for (const auto& range : (*reader)->skipped()) {
-    faults->Add(shard, range.offset,
-                range.reason + " (" + std::to_string(range.length) + " bytes skipped)");
+    std::string where = stream_offsets && !range.in_compressed_file
+                            ? " bytes of the decompressed stream skipped)"
+                            : " bytes skipped)";
+    faults->Add(shard, range.offset, range.reason + " (" + std::to_string(range.length) + where);
   }
   if (!error.ok()) faults->Add(shard, std::nullopt, error.message());
   scan.clean = error.ok() && (*reader)->skipped().empty();
