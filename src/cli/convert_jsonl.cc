@@ -140,7 +140,10 @@ Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
   }
   for (const auto& [name, kind] : skipped) {
     LeftOut& l = left_out_[name];
-    if (l.lines++ == 0) l.first_line = line_number, l.kind = kind;
+    if (l.lines++ == 0) {
+      l.first_line = line_number;
+      l.kind = kind;
+    }
   }
   return Status::OK();
 }
