@@ -80,10 +80,11 @@ class PyRecordWriter {
 
   void Write(py::bytes record) {
     std::string_view view = record;  // `record` keeps the bytes alive while unlocked
+    format::RecordWriter& writer = Live();  // may raise: only with the GIL
     Status s;
     {
       py::gil_scoped_release release;
-      s = Live().Write(ByteView(view));
+      s = writer.Write(ByteView(view));
     }
     ThrowIfError(s);
   }
