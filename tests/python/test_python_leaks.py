@@ -1,6 +1,7 @@
 """Iterating 10k batches leaks nothing: no Python objects (tracemalloc, gc), no references
 (sys.getrefcount of the types and dtypes every batch uses), no memory (RSS bound)."""
 import gc
+import os
 import sys
 import tracemalloc
 
@@ -59,5 +60,6 @@ def test_iterating_10k_batches_leaks_nothing():
     gc.collect()
     assert [sys.getrefcount(o) for o in watched] == refs_before
     assert len(gc.get_objects()) - objects_before < 50
-    assert rss_bytes() - rss_before < 32 << 20
+    if "libasan" not in os.environ.get("LD_PRELOAD", ""):  # ASan's quarantine holds memory
+        assert rss_bytes() - rss_before < 32 << 20
     it.close()
