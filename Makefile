@@ -29,9 +29,14 @@ pytest:
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON \
 	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY)
-	cmake --build build-asan -j $(JOBS) --target sluice_tests
+	cmake --build build-asan -j $(JOBS) --target sluice_tests _sluice
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
+	# The Python package's tests with the sanitized module (python3 itself is not sanitized).
+	LD_PRELOAD=$$(gcc -print-file-name=libasan.so):$$(gcc -print-file-name=libubsan.so) \
+	  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  SLUICE_BUILD=$(abspath build-asan) $(PY) -m pytest -q -p no:cacheprovider \
+	  tests/python/test_python_*.py -k "not sluice_convert"
 
 FUZZ_SECONDS ?= 30
 fuzz: deps
