@@ -120,6 +120,7 @@ Status ReadIterator::Save(const Mark& delivered, StateWriter* w) const {
   w->PutU64(key_, "consumed", slice.GlobalConsumedAfter(cursor));
   w->PutU64(key_, "seed", cfg_.order.seed);
   w->PutU64(key_, "mode", static_cast<uint64_t>(cfg_.order.mode));
+  w->PutU64(key_, "block_shards", cfg_.order.block_shards);
   w->PutU64(key_, "fingerprint", order_.snapshot_fingerprint());
   w->PutU64(key_, "rank", cfg_.sharding.rank);
   w->PutU64(key_, "world", cfg_.sharding.world_size);
@@ -130,13 +131,15 @@ Status ReadIterator::Restore(const StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(uint64_t fingerprint, r.GetU64(key_, "fingerprint"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t seed, r.GetU64(key_, "seed"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t mode, r.GetU64(key_, "mode"));
+  SLUICE_ASSIGN_OR_RETURN(uint64_t block_shards, r.GetU64(key_, "block_shards"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t epoch, r.GetU64(key_, "epoch"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t consumed, r.GetU64(key_, "consumed"));
   if (fingerprint != order_.snapshot_fingerprint()) {
     return FailedPrecondition(
         "iterator state was saved on a different dataset snapshot (shard record counts differ)");
   }
-  if (seed != cfg_.order.seed || mode != static_cast<uint64_t>(cfg_.order.mode)) {
+  bool same_blocks = cfg_.order.mode != ShuffleMode::kBlock || block_shards == cfg_.order.block_shards;
+  if (seed != cfg_.order.seed || mode != static_cast<uint64_t>(cfg_.order.mode) || !same_blocks) {
     return FailedPrecondition("iterator state was saved with shuffle seed " +
                               std::to_string(seed) + ", mode " +
                               std::string(ShuffleModeName(static_cast<ShuffleMode>(mode))) +
