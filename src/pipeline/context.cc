@@ -18,6 +18,8 @@ StageStats StageCounters::Snapshot() const {
   s.buffered = buffered.load();
   s.buffer_capacity = capacity.load();
   s.parallelism = parallelism.load();
+  uint64_t all = chunks.load();
+  s.consumer_share = all ? static_cast<double>(helped_chunks.load()) / static_cast<double>(all) : 0;
   s.skipped = skipped.load();
   s.quarantined = quarantined.load();
   return s;

@@ -107,7 +107,7 @@ class ParallelRunner final : public Tunable {
   void MaybeScheduleLocked();
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
   // when it pulled nothing (no room, input done, stopping).
-  bool RunOneHoldingInput();
+  bool RunOneHoldingInput(bool by_consumer);
   // A task's entry: queued tasks reach the runner through the gate, which the destructor
   // closes, so destruction never waits for tasks that have not started.
   struct TaskGate {

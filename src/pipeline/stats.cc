@@ -9,7 +9,13 @@ namespace {
 
 double BusyShare(const StageStats& s, double wall) {
   if (wall <= 0) return 0;
-  return s.busy_seconds / (wall * std::max<uint32_t>(1, s.parallelism));
+  return s.busy_seconds / (wall * (std::max<uint32_t>(1, s.parallelism) + s.consumer_share));
+}
+
+std::string Threads(const StageStats& s) {
+  std::string t = std::to_string(s.parallelism) + (s.parallelism == 1 ? " thread" : " threads");
+  if (s.consumer_share >= 0.05) t += " + the consumer's";
+  return t;
 }
 
 std::string Percent(double fraction) {
@@ -40,7 +46,7 @@ std::string PipelineStats::Report() const {
   if (b >= 0) {
     const StageStats& s = stages[static_cast<size_t>(b)];
     out += "; bottleneck: " + s.name + " at " + Percent(BusyShare(s, wall_seconds)) + " busy, " +
-           std::to_string(s.parallelism) + (s.parallelism == 1 ? " thread" : " threads");
+           Threads(s);
   }
   char line[256];
   std::snprintf(line, sizeof(line), "\n%llu elements in %.2f s; memory %s of %s (peak %s)",

@@ -19,6 +19,9 @@ struct StageStats {
   uint64_t buffered = 0;             // elements it holds now (ready or in flight)
   uint64_t buffer_capacity = 0;      // elements it may hold (0 for streaming stages)
   uint32_t parallelism = 1;          // concurrent tasks (threads it may use)
+  // Share of its chunks the consumer's thread produced itself while waiting for them (it
+  // helps rather than idles): counts as that much of one more thread.
+  double consumer_share = 0;
   uint64_t skipped = 0;              // records dropped by on_error = skip | quarantine
   uint64_t quarantined = 0;          // of which written to the quarantine file
 };
