@@ -38,9 +38,9 @@ class Iterator::Impl {
   std::unique_ptr<PipelineContext> ctx_;
   std::unique_ptr<StageIterator> it_;
   std::unique_ptr<Autotuner> autotuner_;
-  Status sticky_;                // an error ends the stream for good
-  Mark delivered_;               // mark of the last element handed to the consumer
-  std::string restored_state_;   // Save() before any Next() after Restore() returns it
+  Status sticky_;               // an error ends the stream for good
+  Mark delivered_;              // mark of the last element handed to the consumer
+  std::string restored_state_;  // Save() before any Next() after Restore() returns it
   uint64_t start_ns_ = 0;
   uint64_t wait_ns_ = 0;
   uint64_t elements_ = 0;

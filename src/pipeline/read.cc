@@ -36,7 +36,8 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     size_t threads = ctx->pool()->size();
     RunnerOptions ro;
     ro.chunk_elements = std::max<uint32_t>(1, cfg_.read.chunk_records);
-    ro.parallelism = cfg_.read.parallelism > 0 ? cfg_.read.parallelism : std::min<size_t>(2, threads);
+    ro.parallelism =
+        cfg_.read.parallelism > 0 ? cfg_.read.parallelism : std::min<size_t>(2, threads);
     ro.window = 2 * std::max<size_t>(1, ro.parallelism);
     ro.kind = Tunable::Kind::kReadParallelism;
     ro.tunable = ctx->options().autotune && cfg_.read.parallelism == 0;
@@ -76,8 +77,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
 };
 
 Status ReadIterator::ReadInto(Element* e, std::string* scratch) const {
-  SLUICE_ASSIGN_OR_RETURN(ByteView record,
-                          cfg_.source->Read(e->id.shard, e->id.index, scratch));
+  SLUICE_ASSIGN_OR_RETURN(ByteView record, cfg_.source->Read(e->id.shard, e->id.index, scratch));
   e->tensors.resize(1);
   e->tensors[0].SetScalarString(record, ctx_->buffers());
   return Status::OK();
@@ -138,16 +138,18 @@ Status ReadIterator::Restore(const StateReader& r) {
     return FailedPrecondition(
         "iterator state was saved on a different dataset snapshot (shard record counts differ)");
   }
-  bool same_blocks = cfg_.order.mode != ShuffleMode::kBlock || block_shards == cfg_.order.block_shards;
+  bool same_blocks =
+      cfg_.order.mode != ShuffleMode::kBlock || block_shards == cfg_.order.block_shards;
   if (seed != cfg_.order.seed || mode != static_cast<uint64_t>(cfg_.order.mode) || !same_blocks) {
-    return FailedPrecondition("iterator state was saved with shuffle seed " +
-                              std::to_string(seed) + ", mode " +
+    return FailedPrecondition("iterator state was saved with shuffle seed " + std::to_string(seed) +
+                              ", mode " +
                               std::string(ShuffleModeName(static_cast<ShuffleMode>(mode))) +
                               "; this pipeline uses seed " + std::to_string(cfg_.order.seed) +
                               ", mode " + std::string(ShuffleModeName(cfg_.order.mode)));
   }
-  if (epoch != epoch_) return Internal("read: restored epoch " + std::to_string(epoch) +
-                                       " into an iterator of epoch " + std::to_string(epoch_));
+  if (epoch != epoch_)
+    return Internal("read: restored epoch " + std::to_string(epoch) +
+                    " into an iterator of epoch " + std::to_string(epoch_));
   if (consumed > order_.size()) {
     return InvalidArgument("iterator state: consumed " + std::to_string(consumed) +
                            " of an epoch of " + std::to_string(order_.size()) + " records");
@@ -161,7 +163,8 @@ Status ReadIterator::Restore(const StateReader& r) {
 Status ReadIterator::Refetch(const RecordId& id, Element* out) {
   std::optional<GlobalOrder> other;
   const GlobalOrder* order = &order_;
-  if (id.epoch != epoch_) order = &other.emplace(cfg_.source->shard_records(), cfg_.order, id.epoch);
+  if (id.epoch != epoch_)
+    order = &other.emplace(cfg_.source->shard_records(), cfg_.order, id.epoch);
   if (id.position >= order->size()) {
     return InvalidArgument("iterator state: position " + std::to_string(id.position) +
                            " outside the epoch");

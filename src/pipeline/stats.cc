@@ -1,8 +1,9 @@
 // The stall report: where the consumer's time went and which stage holds the pipeline back.
+#include "sluice/pipeline/stats.h"
+
 #include <cstdio>
 
 #include "sluice/base/bytes.h"
-#include "sluice/pipeline/stats.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -59,9 +60,9 @@ std::string PipelineStats::Report() const {
                 "elements", "bytes", "tasks", "busy", "in-wait", "out-wait", "buffered", "skipped");
   out += line;
   for (const StageStats& s : stages) {
-    std::string fill = s.buffer_capacity ? std::to_string(s.buffered) + "/" +
-                                               std::to_string(s.buffer_capacity)
-                                         : "-";
+    std::string fill = s.buffer_capacity
+                           ? std::to_string(s.buffered) + "/" + std::to_string(s.buffer_capacity)
+                           : "-";
     std::snprintf(line, sizeof(line), "\n%-24s %12llu %10s %6u %8s %7.2fs %7.2fs %10s %8llu",
                   s.name.c_str(), static_cast<unsigned long long>(s.elements),
                   FormatByteSize(s.bytes).c_str(), s.parallelism,

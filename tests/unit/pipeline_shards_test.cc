@@ -60,7 +60,9 @@ TEST_F(PipelineShards, GlobalOrderVisitsEveryRecordOfEveryCodecOnce) {
 }
 
 TEST_F(PipelineShards, BlockModeRestoresMidEpoch) {
-  auto build = [&] { return Open().Shuffle({ShuffleMode::kBlock, 2, 2, 0}).Map(ParseId, IdMap(2)).Batch(7); };
+  auto build = [&] {
+    return Open().Shuffle({ShuffleMode::kBlock, 2, 2, 0}).Map(ParseId, IdMap(2)).Batch(7);
+  };
   auto full = MakeIt(build(), 2);
   std::vector<int64_t> all = Drain(full.get());
   auto it = MakeIt(build(), 2);
