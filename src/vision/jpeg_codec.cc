@@ -239,6 +239,8 @@ Status JpegCodec::Decode(const DecodeRequest& request, PixelBuffer* buffer, Deco
       "JPEG", "decoded region",
       uint64_t{region.width + 32} * region.height * components, options_));
 
+  const uint32_t full_width = s.cinfo.output_width;  // jpeg_crop_scanline narrows it
+  const uint32_t full_height = s.cinfo.output_height;
   JDIMENSION x = region.x, width = region.width;
   if (!GuardedStart(&s.cinfo, &s.err, &x, &width)) return s.Failure();
   const size_t stride = size_t{width} * components;
@@ -268,8 +270,8 @@ Status JpegCodec::Decode(const DecodeRequest& request, PixelBuffer* buffer, Deco
   out->height = region.height;
   out->x = x;
   out->y = region.y;
-  out->full_width = s.cinfo.output_width;
-  out->full_height = s.cinfo.output_height;
+  out->full_width = full_width;
+  out->full_height = full_height;
   out->scale_denom = denom;
   return Status::OK();
 }
