@@ -106,17 +106,17 @@ std::optional<std::array<uint32_t, 2>> StaticSize(const std::vector<Op>& ops) {
   return size;
 }
 
-// The largest DCT scale denominator that keeps the scaled box at least as large as the
-// content it is resized into, so the antialiasing filter still sees every output's footprint.
+}  // namespace
+
 uint32_t ChooseDctScale(const CropPlan& plan) {
+  // Keeping the scaled box >= the output means the antialiasing filter still spans every
+  // output pixel's footprint, so quality stays within the Pillow tolerance.
   const double box_w = plan.box_x1 - plan.box_x0, box_h = plan.box_y1 - plan.box_y0;
   for (uint32_t denom : {8u, 4u, 2u}) {
     if (box_w / denom >= plan.content_width && box_h / denom >= plan.content_height) return denom;
   }
   return 1;
 }
-
-}  // namespace
 
 Result<ImageTransform> ImageTransform::Make(std::vector<Op> ops, OutputSpec output,
                                             TransformOptions options) {

@@ -57,6 +57,10 @@ struct TransformOptions {
   bool dct_scaling = true;
 };
 
+// The JPEG DCT scale denominator (1, 2, 4 or 8) Apply uses for `plan`: the largest that keeps
+// the scaled box at least as large as the content it is resized into.
+uint32_t ChooseDctScale(const CropPlan& plan);
+
 // Per-thread reusable state: the decoder (libjpeg/libpng state, pixel buffer) and the
 // resampler's rows and coefficients. Not thread-safe; one per worker thread, shared by any
 // number of ImageTransforms.
