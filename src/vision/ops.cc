@@ -14,6 +14,8 @@ template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;  // clang 14 lacks aggregate deduction
 
 std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[128];

@@ -1,5 +1,6 @@
 #include "vision/slot_writer.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -41,10 +42,15 @@ __attribute__((target("avx,f16c"))) void HalvesF16c(const float* in, uint16_t* o
   for (; i < n; ++i) out[i] = HalfFromFloat(in[i]);
 }
 
+// CPUID + XGETBV by hand: clang 14's __builtin_cpu_supports does not know "f16c".
 bool HaveF16c() {
   static const bool have = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    if (!(ecx & bit_AVX) || !(ecx & bit_F16C) || !(ecx & bit_OSXSAVE)) return false;
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    return (xcr0_lo & 6u) == 6u;  // the OS saves XMM and YMM registers
   }();
   return have;
 }
