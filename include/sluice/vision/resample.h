@@ -30,8 +30,9 @@ class ResampleAxis {
 
   uint32_t out_size() const { return out_size_; }
   uint32_t taps() const { return taps_; }  // weights stored per output pixel
-  int32_t first(uint32_t i) const { return first_[i]; }
+  const int32_t& first(uint32_t i) const { return first_[i]; }
   int32_t count(uint32_t i) const { return count_[i]; }
+  int32_t max_count() const { return max_count_; }  // <= taps()
   const float* weights(uint32_t i) const { return &weights_[size_t{i} * taps_]; }
   // The input pixels any output pixel uses: [lo(), hi()).
   int32_t lo() const { return lo_; }
@@ -41,6 +42,7 @@ class ResampleAxis {
   uint32_t out_size_ = 0;
   uint32_t taps_ = 0;
   int32_t lo_ = 0, hi_ = 0;
+  int32_t max_count_ = 0;
   std::vector<int32_t> first_;
   std::vector<int32_t> count_;
   std::vector<float> weights_;

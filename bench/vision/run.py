@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""Side-by-side benchmark of the image training path (issue 5), one run, one table.
+
+Work: decode + RandomResizedCrop(224) + RandomHorizontalFlip + Normalize -> float32 NCHW,
+on ImageNet-like JPEGs (500x375, quality 90, tiles of the real photos in Debian's
+lomiri-wallpapers-20.04), with 1 and 2 cores:
+
+  sluice       build/bin/vision_bench (C++ kernel, std::thread workers, images in memory)
+  torchvision  ImageFolder + DataLoader(batch_size=256, num_workers=cores), PIL decode
+  opencv       cv2.imdecode + crop + cv2.resize(INTER_LINEAR) + flip + normalize loop,
+               one process per core (multiprocessing)
+  tjbench      libjpeg-turbo's own full-size decode-only rate on a sample of the same files
+               (single-threaded; multiplied by the cores as the ceiling)
+
+Prints a ratio table and the command, writes results.json and a PNG bar chart to --out.
+The kernel is measured without the pipeline (shards, shuffling, batching threads), which is
+what the pipeline's decode_image stage will wrap.
+
+    /usr/bin/python3 bench/vision/run.py [--images 5000] [--build build] [--out bench/out/vision]
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import pathlib
+import random
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PHOTOS = sorted(pathlib.Path("/usr/share/backgrounds").glob("*.jpg"))
+MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+STD = np.array([0.229, 0.224, 0.225], np.float32)
+CLASSES = 10
+
+
+# ---------------------------------------------------------------- data
+
+
+def _write_tiles(job):
+    """Cuts `count` 500x375 tiles from one photo, at several zoom levels, as q90 JPEGs."""
+    from PIL import Image
+
+    photo, first, count, out_dir, seed = job
+    rng = random.Random(seed)
+    image = Image.open(photo).convert("RGB")
+    levels = []
+    for shorter in (400, 560, 800, 1100, 1500):
+        scale = max(shorter / min(image.size), 500 / image.width, 375 / image.height)
+        levels.append(image.resize((round(image.width * scale), round(image.height * scale)),
+                                   Image.BILINEAR, reducing_gap=3.0))
+    for k in range(count):
+        i = first + k
+        level = rng.choice(levels)
+        x = rng.randrange(0, level.width - 500 + 1)
+        y = rng.randrange(0, level.height - 375 + 1)
+        tile = level.crop((x, y, x + 500, y + 375))
+        if rng.random() < 0.5:
+            tile = tile.transpose(Image.FLIP_LEFT_RIGHT)
+        path = out_dir / f"class_{i % CLASSES:02d}" / f"img_{i:05d}.jpg"
+        tile.save(path, quality=90)
+
+
+def make_images(out_dir, n):
+    """An ImageFolder tree of n tiles (class_XX/img_NNNNN.jpg); reused when already complete."""
+    done = out_dir / f".complete-{n}"
+    if done.exists():
+        return
+    for c in range(CLASSES):
+        (out_dir / f"class_{c:02d}").mkdir(parents=True, exist_ok=True)
+    per_photo = -(-n // len(PHOTOS))
+    jobs = []
+    for p, photo in enumerate(PHOTOS):
+        first = p * per_photo
+        count = min(per_photo, n - first)
+        chunk = max(1, count // 4)
+        for start in range(0, count, chunk):
+            jobs.append((photo, first + start, min(chunk, count - start), out_dir, first + start))
+    print(f"generating {n} 500x375 q90 tiles of {len(PHOTOS)} photos into {out_dir} ...",
+          flush=True)
+    with mp.Pool(os.cpu_count()) as pool:
+        pool.map(_write_tiles, jobs)
+    done.touch()
+
+
+def image_files(out_dir):
+    return sorted(out_dir.glob("class_*/*.jpg"))
+
+
+# ---------------------------------------------------------------- contenders
+
+
+def run_sluice(build, images_dir, cores, mode, passes):
+    cmd = [str(build / "bin" / "vision_bench"), "--images", str(images_dir), "--threads",
+           ",".join(map(str, cores)), "--mode", mode, "--passes", str(passes)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    for r in rows:
+        assert r["errors"] == 0, r
+    return {r["threads"]: r["images_per_s"] for r in rows}
+
+
+def run_tjbench(files, sample):
+    """Full-size decode to RGB, one thread; harmonic mean of per-file frame rates."""
+    seconds = 0.0
+    picked = files[:: max(1, len(files) // sample)][:sample]
+    for f in picked:
+        out = subprocess.run(["tjbench", str(f), "-rgb", "-benchtime", "0.3", "-warmup", "0.1",
+                              "-nowrite"], capture_output=True, text=True, check=True).stdout
+        # Verbose format: "Decompress    --> Frame rate:         856.750986 fps"
+        fps = float(re.search(r"Decompress\s+-->\s+Frame rate:\s+([0-9.]+) fps", out).group(1))
+        seconds += 1.0 / fps
+    return len(picked) / seconds
+
+
+def _sample_rrc(rng, width, height):
+    """torchvision's RandomResizedCrop.get_params (scale (0.08, 1), ratio (3/4, 4/3))."""
+    area = width * height
+    for _ in range(10):
+        target = area * rng.uniform(0.08, 1.0)
+        ratio = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
+        w = int(round(np.sqrt(target * ratio)))
+        h = int(round(np.sqrt(target / ratio)))
+        if 0 < w <= width and 0 < h <= height:
+            return rng.randint(0, height - h), rng.randint(0, width - w), h, w
+    return 0, 0, height, width
+
+
+def _opencv_worker(paths):
+    import cv2
+
+    cv2.setNumThreads(1)
+    blobs = [np.fromfile(p, np.uint8) for p in paths]
+    rng = random.Random(0)
+    start = time.perf_counter()
+    for blob in blobs:
+        bgr = cv2.imdecode(blob, cv2.IMREAD_COLOR)
+        rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+        i, j, h, w = _sample_rrc(rng, rgb.shape[1], rgb.shape[0])
+        out = cv2.resize(rgb[i:i + h, j:j + w], (224, 224), interpolation=cv2.INTER_LINEAR)
+        if rng.random() < 0.5:
+            out = cv2.flip(out, 1)
+        chw = np.ascontiguousarray(((out.astype(np.float32) / 255 - MEAN) / STD).transpose(2, 0, 1))
+        assert chw.shape == (3, 224, 224)
+    return time.perf_counter() - start
+
+
+def run_opencv(files, cores):
+    shards = [files[k::cores] for k in range(cores)]
+    start = time.perf_counter()
+    with mp.Pool(cores) as pool:
+        pool.map(_opencv_worker, shards)  # includes reading files and pool start-up
+    wall = time.perf_counter() - start
+    return len(files) / wall
+
+
+def _torch_worker_init(_):
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def run_torchvision(images_dir, cores):
+    import torch
+    import torchvision.datasets as datasets
+    import torchvision.transforms as T
+
+    torch.set_num_threads(1)
+    transform = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
+                           T.Normalize(MEAN.tolist(), STD.tolist())])
+    dataset = datasets.ImageFolder(str(images_dir), transform=transform)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=256, shuffle=True,
+                                         num_workers=cores, worker_init_fn=_torch_worker_init)
+    seen, start = 0, None
+    for images, _ in loader:
+        assert images.shape[1:] == (3, 224, 224) and images.dtype == torch.float32
+        if start is None:  # steady state: start the clock once the workers are up
+            start = time.perf_counter()
+            continue
+        seen += images.shape[0]
+    return seen / (time.perf_counter() - start)
+
+
+# ---------------------------------------------------------------- report
+
+
+def chart(results, cores, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = ["sluice", "torchvision", "opencv", "tjbench x cores (decode only)"]
+    keys = ["sluice", "torchvision", "opencv", "tjbench_ceiling"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / len(keys)
+    for k, (name, key) in enumerate(zip(names, keys)):
+        values = [results[str(c)][key] for c in cores]
+        xs = [i + (k - (len(keys) - 1) / 2) * width for i in range(len(cores))]
+        bars = ax.bar(xs, values, width, label=name)
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_xticks(range(len(cores)), [f"{c} core{'s' if c > 1 else ''}" for c in cores])
+    ax.set_ylabel("images / s")
+    ax.set_title("decode + RandomResizedCrop(224) + flip + normalize -> float32 NCHW\n"
+                 "500x375 q90 JPEGs")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--images", type=int, default=5000)
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "vision"))
+    parser.add_argument("--cores", default="1,2")
+    parser.add_argument("--passes", type=int, default=2, help="sluice passes over the images")
+    parser.add_argument("--tjbench-sample", type=int, default=20)
+    args = parser.parse_args()
+
+    out = pathlib.Path(args.out)
+    images_dir = out / "images"
+    cores = [int(c) for c in args.cores.split(",")]
+    make_images(images_dir, args.images)
+    files = image_files(images_dir)
+    build = pathlib.Path(args.build)
+
+    print("measuring tjbench ...", flush=True)
+    tj = run_tjbench(files, args.tjbench_sample)
+    print("measuring sluice ...", flush=True)
+    sluice = run_sluice(build, images_dir, cores, "train", args.passes)
+    sluice_decode = run_sluice(build, images_dir, cores, "decode", 1)
+    results = {"images": len(files), "tjbench_1core": tj}
+    for c in cores:
+        print(f"measuring torchvision and opencv with {c} core(s) ...", flush=True)
+        results[str(c)] = {
+            "sluice": sluice[c],
+            "sluice_decode_only": sluice_decode[c],
+            "torchvision": run_torchvision(images_dir, c),
+            "opencv": run_opencv(files, c),
+            "tjbench_ceiling": tj * c,
+        }
+
+    print()
+    print(f"{len(files)} JPEGs 500x375 q90; images/s (higher is better); machine: "
+          f"{os.cpu_count()} cores, shared")
+    header = (f"{'cores':>5} {'sluice':>8} {'torchvision':>11} {'opencv':>8} {'tjbench*c':>9} "
+              f"{'sluice dec':>10} | {'/torchvision':>12} {'/opencv':>8} {'/tjbench*c':>10}")
+    print(header)
+    print("-" * len(header))
+    for c in cores:
+        r = results[str(c)]
+        print(f"{c:>5} {r['sluice']:>8.0f} {r['torchvision']:>11.0f} {r['opencv']:>8.0f} "
+              f"{r['tjbench_ceiling']:>9.0f} {r['sluice_decode_only']:>10.0f} | "
+              f"{r['sluice'] / r['torchvision']:>11.2f}x {r['sluice'] / r['opencv']:>7.2f}x "
+              f"{r['sluice'] / r['tjbench_ceiling']:>9.2f}x")
+    print()
+    print("sluice = decode + RRC(224) + flip + normalize, float32 NCHW (C++ threads);")
+    print("sluice dec = full-size decode only; tjbench*c = libjpeg-turbo full decode x cores.")
+    print("command: /usr/bin/python3 " + " ".join([str(pathlib.Path(sys.argv[0]))] + sys.argv[1:]))
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    chart(results, cores, out / "vision_bench.png")
+    print(f"wrote {out / 'results.json'} and {out / 'vision_bench.png'}")
+
+
+if __name__ == "__main__":
+    main()
