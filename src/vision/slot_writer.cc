@@ -62,28 +62,75 @@ void FloatsToHalves(const float* in, uint16_t* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = HalfFromFloat(in[i]);
 }
 
+namespace {
+
+uint8_t RoundToByte(float v) { return static_cast<uint8_t>(std::clamp(v + 0.5f, 0.0f, 255.0f)); }
+float Same(float v) { return v; }
+
+// One channel of a resampled row (every third float of `in`) into `out[0, n)`, mirrored
+// when flipping. Separate loops per direction keep each a plain loop that vectorises.
+template <typename T, typename Convert>
+void WritePlaneRow(const float* in, size_t n, bool flip, float scale, float bias, T* out,
+                   Convert convert) {
+  if (flip) {
+    for (size_t j = 0; j < n; ++j) out[n - 1 - j] = convert(in[3 * j] * scale + bias);
+  } else {
+    for (size_t j = 0; j < n; ++j) out[j] = convert(in[3 * j] * scale + bias);
+  }
+}
+
+// A whole interleaved RGB row into `out[0, 3n)`, mirrored when flipping.
+template <typename T, typename Convert>
+void WritePixelRow(const float* rgb, size_t n, bool flip, const std::array<float, 3>& scale,
+                   const std::array<float, 3>& bias, T* out, Convert convert) {
+  for (size_t c = 0; c < 3; ++c) {
+    const float s = scale[c], b = bias[c];
+    if (flip) {
+      for (size_t j = 0; j < n; ++j) out[3 * (n - 1 - j) + c] = convert(rgb[3 * j + c] * s + b);
+    } else {
+      for (size_t j = 0; j < n; ++j) out[3 * j + c] = convert(rgb[3 * j + c] * s + b);
+    }
+  }
+}
+
+// Copies n floats to `dst` with non-temporal stores where aligned: the slot is written once
+// and read by the consumer much later, so streaming it past the cache avoids reading every
+// destination line first (read-for-ownership), halving the memory traffic of the write.
+void StreamFloats(const float* src, float* dst, size_t n) {
+#if defined(__x86_64__)
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = src[i];
+  for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+#else
+  std::memcpy(dst, src, n * sizeof(float));
+#endif
+}
+
+}  // namespace
+
+void FinishSlot() {
+#if defined(__x86_64__)
+  _mm_sfence();  // order the streaming stores before whatever publishes the slot
+#endif
+}
+
 SlotWriter::SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPlan& plan,
                        void* out, SlotRows* rows)
     : spec_(spec), map_(map), plan_(plan), out_(static_cast<uint8_t*>(out)), rows_(rows) {
   rows_->values.resize(size_t{std::max(plan.canvas_width, plan.content_width)} * 3);
-  rows_->halves.resize(rows_->values.size());
 }
 
 void SlotWriter::Store(const float* values, size_t n, size_t element) {
   switch (spec_.dtype) {
-    case DType::kUInt8: {
-      uint8_t* dst = out_ + element;
-      for (size_t i = 0; i < n; ++i) {
-        dst[i] = static_cast<uint8_t>(std::clamp(values[i] + 0.5f, 0.0f, 255.0f));
-      }
+    case DType::kUInt8:
+      for (size_t i = 0; i < n; ++i) out_[element + i] = RoundToByte(values[i]);
       return;
-    }
     case DType::kFloat16:
-      FloatsToHalves(values, rows_->halves.data(), n);
-      std::memcpy(out_ + element * 2, rows_->halves.data(), n * 2);
+      FloatsToHalves(values, reinterpret_cast<uint16_t*>(out_) + element, n);
       return;
     case DType::kFloat32:
-      std::memcpy(out_ + element * 4, values, n * 4);
+      StreamFloats(values, reinterpret_cast<float*>(out_) + element, n);
       return;
   }
 }
@@ -108,36 +155,44 @@ void SlotWriter::WriteRow(uint32_t y, const float* rgb) {
   const size_t cw = plan_.content_width;
   const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
   const size_t row = plan_.content_y + size_t{y};
-  const bool is_uint8 = spec_.dtype == DType::kUInt8;
-  float* v = rows_->values.data();
-  // Separate loops per channel and per flip direction: each is a plain strided loop the
-  // compiler vectorises.
-  for (size_t c = 0; c < 3; ++c) {
-    const float scale = is_uint8 ? 1.0f : map_.scale[c];
-    const float bias = is_uint8 ? 0.0f : map_.bias[c];
-    const float* in = rgb + c;
-    if (spec_.layout == Layout::kNCHW) {
-      float* plane = v + c * cw;
-      if (plan_.flip) {
-        for (size_t j = 0; j < cw; ++j) plane[cw - 1 - j] = in[3 * j] * scale + bias;
-      } else {
-        for (size_t j = 0; j < cw; ++j) plane[j] = in[3 * j] * scale + bias;
-      }
-    } else {
-      float* pixels = v + c;
-      if (plan_.flip) {
-        for (size_t j = 0; j < cw; ++j) pixels[3 * (cw - 1 - j)] = in[3 * j] * scale + bias;
-      } else {
-        for (size_t j = 0; j < cw; ++j) pixels[3 * j] = in[3 * j] * scale + bias;
-      }
-    }
-  }
+  const bool flip = plan_.flip;
+  auto* f32 = reinterpret_cast<float*>(out_);
+  auto* f16 = reinterpret_cast<uint16_t*>(out_);
+  float* values = rows_->values.data();
+  // Results go straight into the slot, except float16, which is converted in bulk.
   if (spec_.layout == Layout::kNCHW) {
     for (size_t c = 0; c < 3; ++c) {
-      Store(v + c * cw, cw, (c * canvas_h + row) * canvas_w + plan_.content_x);
+      const size_t at = (c * canvas_h + row) * canvas_w + plan_.content_x;
+      const float* in = rgb + c;
+      switch (spec_.dtype) {
+        case DType::kUInt8:
+          WritePlaneRow(in, cw, flip, 1.0f, 0.0f, out_ + at, RoundToByte);
+          break;
+        case DType::kFloat16:
+          WritePlaneRow(in, cw, flip, map_.scale[c], map_.bias[c], values, Same);
+          FloatsToHalves(values, f16 + at, cw);
+          break;
+        case DType::kFloat32:
+          WritePlaneRow(in, cw, flip, map_.scale[c], map_.bias[c], values, Same);
+          StreamFloats(values, f32 + at, cw);
+          break;
+      }
     }
-  } else {
-    Store(v, 3 * cw, (row * canvas_w + plan_.content_x) * 3);
+    return;
+  }
+  const size_t at = (row * canvas_w + plan_.content_x) * 3;
+  switch (spec_.dtype) {
+    case DType::kUInt8:
+      WritePixelRow(rgb, cw, flip, {1, 1, 1}, {0, 0, 0}, out_ + at, RoundToByte);
+      break;
+    case DType::kFloat16:
+      WritePixelRow(rgb, cw, flip, map_.scale, map_.bias, values, Same);
+      FloatsToHalves(values, f16 + at, 3 * cw);
+      break;
+    case DType::kFloat32:
+      WritePixelRow(rgb, cw, flip, map_.scale, map_.bias, values, Same);
+      StreamFloats(values, f32 + at, 3 * cw);
+      break;
   }
 }
 

@@ -19,12 +19,12 @@ struct PixelMap {
   std::array<float, 3> scale{}, bias{}, pad{};
 };
 
-// Reusable row buffers of a SlotWriter (kept in DecodeScratch).
+// Reusable row buffer of a SlotWriter (kept in DecodeScratch).
 struct SlotRows {
   std::vector<float> values;
-  std::vector<uint16_t> halves;
 };
 
+// `out` must be aligned to the dtype's size (the slot is written through typed pointers).
 class SlotWriter final : public RowSink {
  public:
   SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPlan& plan, void* out,
@@ -45,6 +45,10 @@ class SlotWriter final : public RowSink {
   uint8_t* out_;
   SlotRows* rows_;
 };
+
+// Call once a slot is complete, before it is handed to another thread (orders the
+// non-temporal stores SlotWriter uses).
+void FinishSlot();
 
 // IEEE binary16 from binary32, round to nearest even (F16C when the CPU has it).
 void FloatsToHalves(const float* in, uint16_t* out, size_t n);

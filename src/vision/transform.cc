@@ -218,6 +218,7 @@ Status ImageTransform::RenderOpened(const ImageHeader& header, const CropPlan& p
                               &b.rows);
   if (plan.padded()) writer.FillPadding();
   b.resampler.Run(image.pixels, image.stride, b.horizontal, b.vertical, &writer);
+  internal::FinishSlot();
   return Status::OK();
 }
 

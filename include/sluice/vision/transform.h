@@ -87,7 +87,7 @@ class ImageTransform {
                                      TransformOptions options = {});
 
   // Decodes `encoded` (JPEG or PNG), applies the ops with randomness from `rng`, and writes
-  // output_bytes() bytes at `out` (no alignment required). Errors: DataLoss (corrupt or
+  // output_bytes() bytes at `out`, which must be aligned to the dtype's size. Errors: DataLoss (corrupt or
   // truncated data, naming the byte offset), InvalidArgument (unsupported format),
   // ResourceExhausted (pixel or memory cap). On error `out` may be partly written.
   // Thread-safe (const) given one scratch per thread.
