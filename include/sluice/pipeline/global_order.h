@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/base/status.h"
+#include "sluice/pipeline/permutation.h"
 
 namespace sluice::pipeline {
 
@@ -27,7 +29,7 @@ Result<ShuffleMode> ParseShuffleMode(std::string_view name);
 struct OrderOptions {
   ShuffleMode mode = ShuffleMode::kGlobal;  // Default: global
   uint64_t seed = 0;                        // Default: 0
-  uint32_t block_shards = 4;                // Default: 4 shards per window (block mode)
+  uint32_t block_shards = 4;                // Default: 4 shards per window (block mode); 0 means 1
 };
 
 // Where a global record id lives.
@@ -53,21 +55,27 @@ class GlobalOrder {
   uint64_t snapshot_fingerprint() const { return fingerprint_; }
 
  private:
+  uint64_t BlockRecordAt(uint64_t position) const;
+
   std::vector<uint64_t> shard_records_;
   std::vector<uint64_t> shard_starts_;  // prefix sums: first global id of each shard
   OrderOptions options_;
   uint64_t epoch_ = 0;
   uint64_t total_ = 0;
   uint64_t fingerprint_ = 0;
-  // Implementation state for the permutations (keys, block layout) goes here.
-  std::vector<uint32_t> shard_perm_;  // block mode: shard order for this epoch
+  // The whole permutation state: a few keys (global mode) or O(shards) words (block mode).
+  Permutation record_perm_;             // global mode: position -> record id
+  std::vector<uint32_t> shard_perm_;    // block mode: shard order for this epoch
+  std::vector<uint64_t> block_starts_;  // block mode: prefix sums of shard_perm_'s record
+                                        // counts (first position of each shuffled shard + total)
+  uint64_t window_key_ = 0;             // block mode: window w is permuted with key (this, w)
 };
 
 // What a rank does with the records left over when the epoch size is not a multiple of the
 // world size (so that every rank yields the same number of samples).
 enum class Remainder {
-  kDrop,  // Default: the last (size % world) positions of the epoch are not used
-  kPad,   // the epoch is padded by repeating positions from its start
+  kDrop,  // Default: the last ((size - start) % world) positions of the epoch are not used
+  kPad,   // the epoch is padded by repeating positions from its start (0, 1, ...)
 };
 
 struct ShardingOptions {
@@ -76,19 +84,27 @@ struct ShardingOptions {
   Remainder remainder = Remainder::kDrop;
 };
 
+// InvalidArgument unless world_size >= 1 and rank < world_size. A RankSlice built from invalid
+// options is empty (size() == 0) rather than undefined.
+Status ValidateSharding(const ShardingOptions& sharding);
+
 // Rank r's slice of an epoch's order, starting at global position `start` (the number of
 // positions all ranks together had consumed before: 0 for a fresh epoch, other values after an
-// elastic restore). Rank r takes positions start + r, start + r + W, ... so that a restore with
-// another W continues the epoch with no sample missed or repeated.
+// elastic restore; clamped to the order's size). Rank r takes positions start + r,
+// start + r + W, ... so that a restore with another W continues the epoch with no sample missed
+// or repeated. See docs/order.md.
 class RankSlice {
  public:
   RankSlice(const GlobalOrder* order, ShardingOptions sharding, uint64_t start = 0);
   // Samples this rank yields from `start` to the end of the epoch (equal for all ranks).
   uint64_t size() const { return size_; }
-  // The epoch position of this rank's k-th sample (0 <= k < size()).
+  // The epoch position of this rank's k-th sample (0 <= k < size()): p = start + rank + k * W;
+  // in kPad mode a p past the end of the epoch wraps to p - order size (modulo order size), so
+  // padding repeats the epoch's first positions.
   uint64_t PositionAt(uint64_t k) const;
   uint64_t RecordAt(uint64_t k) const { return order_->RecordAt(PositionAt(k)); }
-  // Global positions consumed by all ranks once every rank has taken k samples.
+  // Global positions consumed by all ranks once every rank has taken k samples:
+  // min(start + k * W, order size). Pass it as `start` to restore onto any world size.
   uint64_t GlobalConsumedAfter(uint64_t k) const;
 
  private:
