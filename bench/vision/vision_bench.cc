@@ -110,8 +110,7 @@ struct Worker {
 
 // One worker's loop: samples [0, total) are shared out through `next`.
 void Work(const Args& args, const ImageTransform& transform, const std::vector<std::string>& images,
-          uint64_t total, std::atomic<uint64_t>* next, std::atomic<uint64_t>* errors,
-          Worker* w) {
+          uint64_t total, std::atomic<uint64_t>* next, std::atomic<uint64_t>* errors, Worker* w) {
   const size_t slot_bytes = transform.output_bytes();
   for (;;) {
     const uint64_t i = next->fetch_add(1, std::memory_order_relaxed);
@@ -140,10 +139,10 @@ int main(int argc, char** argv) {
   }
   TransformOptions options;
   options.dct_scaling = args.dct_scaling;
-  auto transform = ImageTransform::Make(
-      {RandomResizedCrop{}, RandomHorizontalFlip{},
-       Normalize{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}}},
-      {DType::kFloat32, Layout::kNCHW}, options);
+  auto transform =
+      ImageTransform::Make({RandomResizedCrop{}, RandomHorizontalFlip{},
+                            Normalize{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}}},
+                           {DType::kFloat32, Layout::kNCHW}, options);
   if (!transform.ok()) {
     std::cerr << transform.status().ToString() << "\n";
     return 1;

@@ -93,7 +93,8 @@ std::string_view GuessOtherFormat(ByteView b) {
 
 class ImageDecoder::Impl {
  public:
-  explicit Impl(DecodeOptions options) : options(options), jpeg(this->options), png(this->options) {}
+  explicit Impl(DecodeOptions options)
+      : options(options), jpeg(this->options), png(this->options) {}
 
   DecodeOptions options;
   internal::JpegCodec jpeg;

@@ -203,15 +203,16 @@ Result<ImageHeader> JpegCodec::Open(ByteView encoded) {
   if (header.progressive) {
     // Progressive decoding keeps every DCT coefficient (2 bytes per sample) of the image.
     uint64_t coefficients = uint64_t{header.width} * header.height * header.channels * 2;
-    SLUICE_RETURN_IF_ERROR(CheckByteCap("JPEG", "progressive coefficient buffer", coefficients,
-                                        options_));
+    SLUICE_RETURN_IF_ERROR(
+        CheckByteCap("JPEG", "progressive coefficient buffer", coefficients, options_));
   }
   s.open = true;
   return header;
 }
 
 Status JpegCodec::Decode(const DecodeRequest& request, PixelBuffer* buffer, DecodedImage* out) {
-  if (session_ == nullptr || !session_->open) return FailedPrecondition("JPEG: Decode without Open");
+  if (session_ == nullptr || !session_->open)
+    return FailedPrecondition("JPEG: Decode without Open");
   Session& s = *session_;
   const uint32_t denom = request.scale_denom;
   if (denom != 1 && denom != 2 && denom != 4 && denom != 8) {
@@ -235,9 +236,9 @@ Status JpegCodec::Decode(const DecodeRequest& request, PixelBuffer* buffer, Deco
   }
   const uint32_t components = cmyk ? 4 : 3;
   // Upper bound before cropping widens the region to iMCU boundaries (at most 32 columns).
-  SLUICE_RETURN_IF_ERROR(CheckByteCap(
-      "JPEG", "decoded region",
-      uint64_t{region.width + 32} * region.height * components, options_));
+  SLUICE_RETURN_IF_ERROR(CheckByteCap("JPEG", "decoded region",
+                                      uint64_t{region.width + 32} * region.height * components,
+                                      options_));
 
   const uint32_t full_width = s.cinfo.output_width;  // jpeg_crop_scanline narrows it
   const uint32_t full_height = s.cinfo.output_height;

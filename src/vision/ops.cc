@@ -133,8 +133,8 @@ Result<CropPlan> PlanCrop(const std::vector<Op>& ops, uint32_t width, uint32_t h
       SLUICE_RETURN_IF_ERROR(RequireUnpadded(x, y, op));
       const CropWindow win = SampleRandomResizedCrop(x.size, y.size, *o, rng);
       if (win.width == 0 || win.height == 0) {
-        return InvalidArgument(OpToString(op) + " leaves nothing of a " +
-                               std::to_string(x.size) + "x" + std::to_string(y.size) + " image");
+        return InvalidArgument(OpToString(op) + " leaves nothing of a " + std::to_string(x.size) +
+                               "x" + std::to_string(y.size) + " image");
       }
       x.Crop(win.left, win.width);
       y.Crop(win.top, win.height);

@@ -32,8 +32,8 @@ SLUICE_INLINE F32x4 Load4(const float* p) {
 
 // The vertical pass for one output row: out[i] = sum_k w[k] * row(first + k)[i] over the n
 // bytes of the used columns. Portable version: whole-row loops the compiler vectorises.
-void VerticalRowBaseline(const uint8_t* first_row, size_t stride, int32_t count,
-                         const float* w, size_t n, float* __restrict out) {
+void VerticalRowBaseline(const uint8_t* first_row, size_t stride, int32_t count, const float* w,
+                         size_t n, float* __restrict out) {
   const uint8_t* __restrict row = first_row;
   const float w0 = w[0];
   for (size_t i = 0; i < n; ++i) out[i] = w0 * static_cast<float>(row[i]);
@@ -48,10 +48,9 @@ using VerticalFn = void (*)(const uint8_t*, size_t, int32_t, const float*, size_
 
 #if defined(__x86_64__)
 // AVX2 version: 16 columns at a time, every tap summed in registers (one store per column).
-__attribute__((target("avx2,fma"))) void VerticalRowAvx2(const uint8_t* first_row,
-                                                          size_t stride, int32_t count,
-                                                          const float* w, size_t n,
-                                                          float* __restrict out) {
+__attribute__((target("avx2,fma"))) void VerticalRowAvx2(const uint8_t* first_row, size_t stride,
+                                                         int32_t count, const float* w, size_t n,
+                                                         float* __restrict out) {
 #define SLUICE_LOAD8(p) \
   _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))))
   size_t i = 0;
@@ -139,16 +138,24 @@ SLUICE_INLINE void Rows(const Pass& p) {
 }
 
 // The passes specialised for the common tap counts, compiled once per instruction set.
-#define SLUICE_DISPATCH_TAPS(p)              \
-  switch ((p).horizontal->max_count()) {     \
-    case 2: return Rows<2>(p);               \
-    case 3: return Rows<3>(p);               \
-    case 4: return Rows<4>(p);               \
-    case 5: return Rows<5>(p);               \
-    case 6: return Rows<6>(p);               \
-    case 7: return Rows<7>(p);               \
-    case 8: return Rows<8>(p);               \
-    default: return Rows<0>(p);              \
+#define SLUICE_DISPATCH_TAPS(p)          \
+  switch ((p).horizontal->max_count()) { \
+    case 2:                              \
+      return Rows<2>(p);                 \
+    case 3:                              \
+      return Rows<3>(p);                 \
+    case 4:                              \
+      return Rows<4>(p);                 \
+    case 5:                              \
+      return Rows<5>(p);                 \
+    case 6:                              \
+      return Rows<6>(p);                 \
+    case 7:                              \
+      return Rows<7>(p);                 \
+    case 8:                              \
+      return Rows<8>(p);                 \
+    default:                             \
+      return Rows<0>(p);                 \
   }
 
 void RunBaseline(const Pass& p) { SLUICE_DISPATCH_TAPS(p) }
@@ -225,8 +232,8 @@ void Resampler::Run(const uint8_t* pixels, size_t stride, const ResampleAxis& ho
   column_sums_.resize(n + padding);
   std::fill(column_sums_.begin() + n, column_sums_.end(), 0.0f);
   row_.resize(size_t{horizontal.out_size()} * 3 + 1);
-  Pass pass{pixels, stride, &horizontal, &vertical, sink, column_sums_.data(), row_.data(), n,
-            VerticalRowBaseline};
+  Pass pass{pixels,      stride, &horizontal,        &vertical, sink, column_sums_.data(),
+            row_.data(), n,      VerticalRowBaseline};
 #if defined(__x86_64__)
   if (HaveAvx2()) {
     pass.vertical_row = VerticalRowAvx2;

@@ -115,8 +115,8 @@ void FinishSlot() {
 #endif
 }
 
-SlotWriter::SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPlan& plan,
-                       void* out, SlotRows* rows)
+SlotWriter::SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPlan& plan, void* out,
+                       SlotRows* rows)
     : spec_(spec), map_(map), plan_(plan), out_(static_cast<uint8_t*>(out)), rows_(rows) {
   rows_->values.resize(size_t{std::max(plan.canvas_width, plan.content_width)} * 3);
 }

@@ -177,9 +177,9 @@ Status ImageTransform::Render(ByteView encoded, const CropPlan& plan, void* out,
 
 Status ImageTransform::RenderOpened(const ImageHeader& header, const CropPlan& plan, void* out,
                                     DecodeScratch* scratch) const {
-  if (plan.canvas_width != width_ || plan.canvas_height != height_ ||
-      plan.content_width == 0 || plan.content_x + plan.content_width > width_ ||
-      plan.content_height == 0 || plan.content_y + plan.content_height > height_ ||
+  if (plan.canvas_width != width_ || plan.canvas_height != height_ || plan.content_width == 0 ||
+      plan.content_x + plan.content_width > width_ || plan.content_height == 0 ||
+      plan.content_y + plan.content_height > height_ ||
       !(plan.box_x0 >= 0 && plan.box_x1 <= header.width && plan.box_x0 < plan.box_x1) ||
       !(plan.box_y0 >= 0 && plan.box_y1 <= header.height && plan.box_y0 < plan.box_y1)) {
     return InvalidArgument("crop plan does not fit the image or the output");
@@ -205,8 +205,8 @@ Status ImageTransform::RenderOpened(const ImageHeader& header, const CropPlan& p
   SLUICE_RETURN_IF_ERROR(b.decoder.Decode(request, &image));
   if (image.full_width != scaled_w || image.full_height != scaled_h) {
     return Internal("decoder scaled the image to " + std::to_string(image.full_width) + "x" +
-                    std::to_string(image.full_height) + ", expected " +
-                    std::to_string(scaled_w) + "x" + std::to_string(scaled_h));
+                    std::to_string(image.full_height) + ", expected " + std::to_string(scaled_w) +
+                    "x" + std::to_string(scaled_h));
   }
   b.horizontal.Shift(image.x);
   b.vertical.Shift(image.y);
@@ -214,8 +214,7 @@ Status ImageTransform::RenderOpened(const ImageHeader& header, const CropPlan& p
       b.vertical.lo() < 0 || b.vertical.hi() > static_cast<int32_t>(image.height)) {
     return Internal("decoded region does not cover the resampling footprint");
   }
-  internal::SlotWriter writer(output_, internal::PixelMap{scale_, bias_, pad_}, plan, out,
-                              &b.rows);
+  internal::SlotWriter writer(output_, internal::PixelMap{scale_, bias_, pad_}, plan, out, &b.rows);
   if (plan.padded()) writer.FillPadding();
   b.resampler.Run(image.pixels, image.stride, b.horizontal, b.vertical, &writer);
   internal::FinishSlot();

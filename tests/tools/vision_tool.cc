@@ -101,7 +101,8 @@ int SampleWindows(char** argv) {
 }
 
 int Eval(const std::string& in, const std::string& out_path) {
-  auto t = ImageTransform::Make({Resize{256}, CenterCrop{224, 224}}, {DType::kUInt8, Layout::kNHWC});
+  auto t =
+      ImageTransform::Make({Resize{256}, CenterCrop{224, 224}}, {DType::kUInt8, Layout::kNHWC});
   if (!t.ok()) return Fail(t.status());
   std::vector<uint8_t> out(t->output_bytes());
   DecodeScratch scratch;

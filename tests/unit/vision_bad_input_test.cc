@@ -222,8 +222,7 @@ TEST(VisionBadInput, TransformPropagatesDecodeErrors) {
   DecodeScratch scratch;
   SampleRng rng(1);
   const std::string jpeg = EncodeJpegRgb(300, 200);
-  EXPECT_EQ(t->Apply(jpeg.substr(0, 100), rng, out.data(), &scratch).code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(t->Apply(jpeg.substr(0, 100), rng, out.data(), &scratch).code(), StatusCode::kDataLoss);
   EXPECT_EQ(t->Apply("GIF89a", rng, out.data(), &scratch).code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(t->Apply(jpeg, rng, out.data(), &scratch).ok());  // the scratch still works
 }

@@ -253,8 +253,8 @@ TEST(VisionDecode, Png16BitKeepsHighByte) {
   spec.width = 2;
   spec.height = 1;
   spec.bit_depth = 16;
-  const std::vector<uint8_t> raw = {0x12, 0x34, 0xAB, 0xCD, 0xFF, 0xFF, 0x00, 0x01, 0x80, 0x00,
-                                    0x7F, 0xFF};
+  const std::vector<uint8_t> raw = {0x12, 0x34, 0xAB, 0xCD, 0xFF, 0xFF,
+                                    0x00, 0x01, 0x80, 0x00, 0x7F, 0xFF};
   ImageDecoder decoder;
   DecodedImage img;
   ASSERT_TRUE(decoder.DecodeAll(EncodePng(raw, spec), &img).ok());

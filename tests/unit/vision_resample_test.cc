@@ -37,8 +37,9 @@ TEST(ResampleAxis, PillowCoefficientsForHalving) {
 }
 
 TEST(ResampleAxis, WeightsAreNormalisedAndNonNegative) {
-  for (auto [in, b0, b1, out] : {std::tuple{500u, 0.0, 500.0, 224u}, std::tuple{500u, 13.5, 99.25, 224u},
-                                 std::tuple{64u, 3.0, 10.0, 100u}, std::tuple{3000u, 0.0, 3000.0, 7u}}) {
+  for (auto [in, b0, b1, out] :
+       {std::tuple{500u, 0.0, 500.0, 224u}, std::tuple{500u, 13.5, 99.25, 224u},
+        std::tuple{64u, 3.0, 10.0, 100u}, std::tuple{3000u, 0.0, 3000.0, 7u}}) {
     ResampleAxis axis;
     axis.Compute(in, b0, b1, out);
     for (uint32_t i = 0; i < out; ++i) {

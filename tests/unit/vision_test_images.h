@@ -48,7 +48,7 @@ inline std::vector<uint8_t> MakeSmoothRgb(uint32_t width, uint32_t height) {
 
 struct JpegSpec {
   uint32_t width = 64, height = 48;
-  int components = 3;       // 1 gray, 3 RGB (stored YCbCr), 4 CMYK (stored Adobe-inverted)
+  int components = 3;  // 1 gray, 3 RGB (stored YCbCr), 4 CMYK (stored Adobe-inverted)
   int quality = 95;
   bool progressive = false;
   int h_samp = 2, v_samp = 2;  // luma sampling factors: 2x2 = 4:2:0, 2x1 = 4:2:2, 1x1 = 4:4:4
@@ -66,7 +66,7 @@ inline std::string EncodeJpeg(const std::vector<uint8_t>& pixels, const JpegSpec
   cinfo.image_width = spec.width;
   cinfo.image_height = spec.height;
   cinfo.input_components = spec.components;
-  cinfo.in_color_space = spec.components == 1 ? JCS_GRAYSCALE
+  cinfo.in_color_space = spec.components == 1   ? JCS_GRAYSCALE
                          : spec.components == 4 ? JCS_CMYK
                                                 : JCS_RGB;
   jpeg_set_defaults(&cinfo);

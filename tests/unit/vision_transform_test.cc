@@ -30,7 +30,7 @@ std::string SolidPng(uint32_t w, uint32_t h, const uint8_t rgb[3]) {
 
 template <typename T>
 std::vector<T> ApplyTo(const ImageTransform& t, ByteView bytes, uint64_t key,
-                   DecodeScratch* scratch) {
+                       DecodeScratch* scratch) {
   std::vector<T> out(t.output_bytes() / sizeof(T));
   SampleRng rng(key);
   Status s = t.Apply(bytes, rng, out.data(), scratch);
@@ -55,8 +55,8 @@ TEST(ImageTransformMake, RejectsBadParameters) {
   bad_p.p = 1.5;
   Normalize zero_std;
   zero_std.std = {1, 0, 1};
-  for (const Op& op : std::vector<Op>{zero_scale, inverted_ratio, bad_p, zero_std,
-                                      CenterCrop{0, 10}, Resize{}}) {
+  for (const Op& op :
+       std::vector<Op>{zero_scale, inverted_ratio, bad_p, zero_std, CenterCrop{0, 10}, Resize{}}) {
     auto t = ImageTransform::Make({op, CenterCrop{8, 8}});
     EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << OpToString(op);
   }
@@ -92,8 +92,10 @@ TEST(ImageTransform, SolidImageNormalizesExactly) {
 
 TEST(ImageTransform, LayoutsAreTransposes) {
   const std::string jpeg = EncodeJpegRgb(300, 200);
-  auto nchw = ImageTransform::Make({RandomResizedCrop{40, 50}, kImageNet}, {DType::kFloat32, Layout::kNCHW});
-  auto nhwc = ImageTransform::Make({RandomResizedCrop{40, 50}, kImageNet}, {DType::kFloat32, Layout::kNHWC});
+  auto nchw = ImageTransform::Make({RandomResizedCrop{40, 50}, kImageNet},
+                                   {DType::kFloat32, Layout::kNCHW});
+  auto nhwc = ImageTransform::Make({RandomResizedCrop{40, 50}, kImageNet},
+                                   {DType::kFloat32, Layout::kNHWC});
   ASSERT_TRUE(nchw.ok() && nhwc.ok());
   DecodeScratch scratch;
   auto a = ApplyTo<float>(*nchw, jpeg, 77, &scratch);
@@ -130,8 +132,9 @@ TEST(ImageTransform, DTypesAgree) {
 }
 
 TEST(ImageTransform, HalfConversionRoundsToNearestEven) {
-  const float in[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65520.0f, 1e-8f, 5.96046448e-8f,
-                      0.1f, 1.0009765625f + 0.00048828125f, 3.0e-5f, 1e9f};
+  const float in[] = {0.0f,     -0.0f, 1.0f,           -2.5f, 65504.0f,
+                      65520.0f, 1e-8f, 5.96046448e-8f, 0.1f,  1.0009765625f + 0.00048828125f,
+                      3.0e-5f,  1e9f};
   const uint16_t expected[] = {0x0000, 0x8000, 0x3C00, 0xC100, 0x7BFF, 0x7C00,
                                0x0000, 0x0001, 0x2E66, 0x3C02, 0x01F7, 0x7C00};
   uint16_t out[std::size(in)];
@@ -148,7 +151,8 @@ TEST(ImageTransform, FlipMirrorsTheOutput) {
   RandomHorizontalFlip always;
   always.p = 1;
   auto plain = ImageTransform::Make({Resize{0, 45, 60}}, {DType::kFloat32, Layout::kNHWC});
-  auto flipped = ImageTransform::Make({Resize{0, 45, 60}, always}, {DType::kFloat32, Layout::kNHWC});
+  auto flipped =
+      ImageTransform::Make({Resize{0, 45, 60}, always}, {DType::kFloat32, Layout::kNHWC});
   ASSERT_TRUE(plain.ok() && flipped.ok());
   DecodeScratch scratch;
   auto a = ApplyTo<float>(*plain, jpeg, 1, &scratch);
@@ -230,7 +234,8 @@ TEST(ImageTransform, TinyAndOddImages) {
       {Resize{20}, CenterCrop{16, 16}},
       {CenterCrop{16, 16}},
   };
-  for (auto [w, h] : {std::pair{1u, 1u}, std::pair{1u, 37u}, std::pair{37u, 1u}, std::pair{9u, 9u}}) {
+  for (auto [w, h] :
+       {std::pair{1u, 1u}, std::pair{1u, 37u}, std::pair{37u, 1u}, std::pair{9u, 9u}}) {
     const std::string jpeg = EncodeJpegRgb(w, h);
     for (const auto& ops : pipelines) {
       auto t = ImageTransform::Make(ops, {DType::kFloat32, Layout::kNCHW});

@@ -44,7 +44,7 @@ struct ImageHeader {
   ImageFormat format = ImageFormat::kUnknown;
   uint32_t width = 0;
   uint32_t height = 0;
-  uint32_t channels = 0;  // in the file: 1 gray, 2 gray+alpha, 3 RGB/YCbCr, 4 CMYK/RGBA
+  uint32_t channels = 0;     // in the file: 1 gray, 2 gray+alpha, 3 RGB/YCbCr, 4 CMYK/RGBA
   bool progressive = false;  // progressive JPEG or interlaced PNG: needs whole-image buffers
 };
 
@@ -63,9 +63,9 @@ struct DecodeRequest {
 // until the decoder's next Open().
 struct DecodedImage {
   const uint8_t* pixels = nullptr;
-  size_t stride = 0;  // bytes from one row to the next (>= 3 * width)
-  uint32_t width = 0, height = 0;  // of the region
-  uint32_t x = 0, y = 0;           // region origin in the scaled image
+  size_t stride = 0;                         // bytes from one row to the next (>= 3 * width)
+  uint32_t width = 0, height = 0;            // of the region
+  uint32_t x = 0, y = 0;                     // region origin in the scaled image
   uint32_t full_width = 0, full_height = 0;  // the scaled image
   uint32_t scale_denom = 1;
 

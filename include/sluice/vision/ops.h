@@ -24,12 +24,12 @@ namespace sluice::vision {
 // resizing: a random box of the image (area fraction in `scale`, aspect ratio in `ratio`,
 // 10 attempts, then a centre crop) resized to height x width.
 struct RandomResizedCrop {
-  uint32_t height = 224;             // Default: 224
-  uint32_t width = 224;              // Default: 224
-  double scale_min = 0.08;           // Default: 0.08
-  double scale_max = 1.0;            // Default: 1.0
-  double ratio_min = 3.0 / 4.0;      // Default: 3/4
-  double ratio_max = 4.0 / 3.0;      // Default: 4/3
+  uint32_t height = 224;         // Default: 224
+  uint32_t width = 224;          // Default: 224
+  double scale_min = 0.08;       // Default: 0.08
+  double scale_max = 1.0;        // Default: 1.0
+  double ratio_min = 3.0 / 4.0;  // Default: 3/4
+  double ratio_max = 4.0 / 3.0;  // Default: 4/3
 };
 
 // torchvision.transforms.Resize: `shorter_side` != 0 scales the shorter side to it, keeping
@@ -86,9 +86,7 @@ struct CropPlan {
   uint32_t content_x = 0, content_y = 0, content_width = 0, content_height = 0;
   bool flip = false;
 
-  bool padded() const {
-    return content_width != canvas_width || content_height != canvas_height;
-  }
+  bool padded() const { return content_width != canvas_width || content_height != canvas_height; }
 };
 
 // Runs the geometric ops of `ops` on a width x height source, drawing randomness in op order.

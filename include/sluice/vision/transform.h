@@ -36,7 +36,7 @@ namespace sluice::vision {
 enum class DType { kUInt8, kFloat16, kFloat32 };
 enum class Layout { kNHWC, kNCHW };
 
-std::string_view DTypeName(DType dtype);    // "uint8", "float16", "float32"
+std::string_view DTypeName(DType dtype);     // "uint8", "float16", "float32"
 std::string_view LayoutName(Layout layout);  // "NHWC", "NCHW"
 Result<DType> ParseDType(std::string_view name);
 Result<Layout> ParseLayout(std::string_view name);
@@ -46,8 +46,8 @@ size_t DTypeSize(DType dtype);
 // C x H x W (NCHW) or H x W x C (NHWC), C = 3 (RGB). uint8 holds the resampled pixel rounded
 // to 0..255; float dtypes hold ToTensor's pixel / 255, then any Normalize.
 struct OutputSpec {
-  DType dtype = DType::kFloat32;   // Default: float32
-  Layout layout = Layout::kNCHW;   // Default: NCHW (PyTorch's)
+  DType dtype = DType::kFloat32;  // Default: float32
+  Layout layout = Layout::kNCHW;  // Default: NCHW (PyTorch's)
 };
 
 struct TransformOptions {
@@ -87,8 +87,8 @@ class ImageTransform {
                                      TransformOptions options = {});
 
   // Decodes `encoded` (JPEG or PNG), applies the ops with randomness from `rng`, and writes
-  // output_bytes() bytes at `out`, which must be aligned to the dtype's size. Errors: DataLoss (corrupt or
-  // truncated data, naming the byte offset), InvalidArgument (unsupported format),
+  // output_bytes() bytes at `out`, which must be aligned to the dtype's size. Errors: DataLoss
+  // (corrupt or truncated data, naming the byte offset), InvalidArgument (unsupported format),
   // ResourceExhausted (pixel or memory cap). On error `out` may be partly written.
   // Thread-safe (const) given one scratch per thread.
   Status Apply(ByteView encoded, SampleRng& rng, void* out, DecodeScratch* scratch) const;
