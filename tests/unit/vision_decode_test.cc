@@ -57,7 +57,8 @@ TEST(VisionDecode, JpegGrayscaleBecomesEqualRgb) {
   spec.height = 30;
   spec.components = 1;
   ImageDecoder decoder;
-  auto header = decoder.Open(EncodeJpeg(gray, spec));
+  const std::string jpeg = EncodeJpeg(gray, spec);  // must outlive Decode
+  auto header = decoder.Open(jpeg);
   ASSERT_TRUE(header.ok()) << header.status().ToString();
   EXPECT_EQ(header->channels, 1u);
   DecodedImage img;
@@ -188,9 +189,11 @@ TEST(VisionDecode, PngInterlacedEqualsPlain) {
   spec.height = 21;
   spec.interlaced = true;
   ImageDecoder decoder;
-  ASSERT_TRUE(decoder.Open(EncodePng(rgb, spec)).ok());
+  const std::string png = EncodePng(rgb, spec);  // must outlive Decode
+  ASSERT_TRUE(decoder.Open(png).ok());
   DecodedImage img;
-  ASSERT_TRUE(decoder.Decode(DecodeRequest{1, 5, 3, 20, 10}, &img).ok());
+  Status s = decoder.Decode(DecodeRequest{1, 5, 3, 20, 10}, &img);
+  ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_EQ(img.width, 20u);
   for (uint32_t r = 0; r < 10; ++r) {
     ASSERT_EQ(std::memcmp(img.row(r), &rgb[((3 + r) * 33 + 5) * 3], 60), 0) << r;
@@ -203,7 +206,8 @@ TEST(VisionDecode, PngRegion) {
   spec.width = 33;
   spec.height = 21;
   ImageDecoder decoder;
-  ASSERT_TRUE(decoder.Open(EncodePng(rgb, spec)).ok());
+  const std::string png = EncodePng(rgb, spec);  // must outlive Decode
+  ASSERT_TRUE(decoder.Open(png).ok());
   DecodedImage img;
   ASSERT_TRUE(decoder.Decode(DecodeRequest{1, 7, 4, 10, 9}, &img).ok());
   EXPECT_EQ(img.x, 7u);
