@@ -93,12 +93,13 @@ def test_resize_box_matches_pillow(photo, tmp_path):
     scales_used = set()
     for box, size in boxes_for(*im.size):
         ref = im.resize(size, Image.BILINEAR, box=box, reducing_gap=None)
-        for dct in (True, False):
-            ours, denom = sluice_resize(photo, box, size, tmp_path, dct=dct)
-            scales_used.add(denom)
-            assert mad(ours, ref) <= MAX_MAD, (box, size, denom)
-            if not dct:
-                assert mad(ours, ref) <= 0.5, (box, size)  # only Pillow's 8-bit rounding left
+        ours, denom = sluice_resize(photo, box, size, tmp_path)
+        scales_used.add(denom)
+        assert mad(ours, ref) <= MAX_MAD, (box, size, denom)
+        if denom != 1:  # the same box decoded at full scale
+            ours, _ = sluice_resize(photo, box, size, tmp_path, dct=False)
+        # Without DCT scaling only Pillow's intermediate 8-bit rounding differs.
+        assert mad(ours, ref) <= 0.5, (box, size)
     assert {1, 2, 8} <= scales_used  # the DCT-scaled paths were exercised
 
 

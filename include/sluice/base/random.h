@@ -21,7 +21,9 @@ class SampleRng {
   // A stream keyed directly by `key` (tests; use ForSample in pipelines).
   explicit SampleRng(uint64_t key) : key_(key) {}
 
-  // The stream of sample `global_index` in epoch `epoch` of a pipeline seeded with `seed`.
+  // The stream of one sample: `global_index` is its position in the epoch's global order
+  // (RankSlice::PositionAt, docs/order.md), so the same sample gets the same crops and flips
+  // whatever the world size, thread count or resume point.
   static SampleRng ForSample(uint64_t seed, uint64_t epoch, uint64_t global_index) {
     uint64_t k = Mix(seed + 0x243F6A8885A308D3ull);  // distinct offsets: digits of pi
     k = Mix(k ^ (epoch + 0x13198A2E03707344ull));
