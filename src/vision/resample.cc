@@ -82,7 +82,8 @@ __attribute__((target("avx2,fma"))) void VerticalRowAvx2(const uint8_t* first_ro
 // number of taps (the axis's max_count(), zero weights past its own count): a fixed trip
 // count keeps the loop free of mispredicted branches, and is a compile-time constant for the
 // common small filters. `in` must be readable for max_count() pixels past any first(x) and
-// have one float past that for the fourth lane; `out` has one float of padding too.
+// have one float past that for the fourth lane. `out` gets 4 floats per pixel (RGBX): whole,
+// aligned vector stores.
 template <int kTaps>
 SLUICE_INLINE void HorizontalRow(const float* __restrict in, const ResampleAxis& axis,
                                  int32_t origin, int32_t taps, float* __restrict out) {
@@ -102,7 +103,7 @@ SLUICE_INLINE void HorizontalRow(const float* __restrict in, const ResampleAxis&
     }
     if (k < n) even += weights[k] * Load4(p + 3 * k);
     const F32x4 acc = even + odd;
-    std::memcpy(out + 3 * x, &acc, sizeof(acc));  // lane 3 is overwritten by pixel x + 1
+    std::memcpy(out + 4 * x, &acc, sizeof(acc));
   }
 }
 
@@ -114,7 +115,7 @@ struct Pass {
   const ResampleAxis* vertical;
   RowSink* sink;
   float* column_sums;  // n + padding floats
-  float* row;          // 3 * out width + 1 floats
+  float* row;          // 4 * out width floats (RGBX)
   size_t n;            // bytes of the used columns in a row
   VerticalFn vertical_row;
 };
@@ -123,7 +124,7 @@ template <int kTaps>
 SLUICE_INLINE void Rows(const Pass& p) {
   const int32_t x0 = p.horizontal->lo();
   const int32_t taps = p.horizontal->max_count();
-  const size_t row_floats = size_t{p.horizontal->out_size()} * 3 + 1;
+  const size_t row_floats = size_t{p.horizontal->out_size()} * 4;
   for (uint32_t y = 0; y < p.vertical->out_size(); ++y) {
     if (p.vertical->count(y) == 0 || p.n == 0) {
       std::fill(p.row, p.row + row_floats, 0.0f);
@@ -231,7 +232,7 @@ void Resampler::Run(const uint8_t* pixels, size_t stride, const ResampleAxis& ho
   const size_t padding = size_t(horizontal.max_count()) * 3 + 1;
   column_sums_.resize(n + padding);
   std::fill(column_sums_.begin() + n, column_sums_.end(), 0.0f);
-  row_.resize(size_t{horizontal.out_size()} * 3 + 1);
+  row_.resize(size_t{horizontal.out_size()} * 4);
   Pass pass{pixels,      stride, &horizontal,        &vertical, sink, column_sums_.data(),
             row_.data(), n,      VerticalRowBaseline};
 #if defined(__x86_64__)

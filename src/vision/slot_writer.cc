@@ -67,28 +67,28 @@ namespace {
 uint8_t RoundToByte(float v) { return static_cast<uint8_t>(std::clamp(v + 0.5f, 0.0f, 255.0f)); }
 float Same(float v) { return v; }
 
-// One channel of a resampled row (every third float of `in`) into `out[0, n)`, mirrored
+// One channel of a resampled RGBX row (every fourth float of `in`) into `out[0, n)`, mirrored
 // when flipping. Separate loops per direction keep each a plain loop that vectorises.
 template <typename T, typename Convert>
 void WritePlaneRow(const float* in, size_t n, bool flip, float scale, float bias, T* out,
                    Convert convert) {
   if (flip) {
-    for (size_t j = 0; j < n; ++j) out[n - 1 - j] = convert(in[3 * j] * scale + bias);
+    for (size_t j = 0; j < n; ++j) out[n - 1 - j] = convert(in[4 * j] * scale + bias);
   } else {
-    for (size_t j = 0; j < n; ++j) out[j] = convert(in[3 * j] * scale + bias);
+    for (size_t j = 0; j < n; ++j) out[j] = convert(in[4 * j] * scale + bias);
   }
 }
 
-// A whole interleaved RGB row into `out[0, 3n)`, mirrored when flipping.
+// A whole RGBX row into interleaved RGB `out[0, 3n)`, mirrored when flipping.
 template <typename T, typename Convert>
-void WritePixelRow(const float* rgb, size_t n, bool flip, const std::array<float, 3>& scale,
+void WritePixelRow(const float* rgbx, size_t n, bool flip, const std::array<float, 3>& scale,
                    const std::array<float, 3>& bias, T* out, Convert convert) {
   for (size_t c = 0; c < 3; ++c) {
     const float s = scale[c], b = bias[c];
     if (flip) {
-      for (size_t j = 0; j < n; ++j) out[3 * (n - 1 - j) + c] = convert(rgb[3 * j + c] * s + b);
+      for (size_t j = 0; j < n; ++j) out[3 * (n - 1 - j) + c] = convert(rgbx[4 * j + c] * s + b);
     } else {
-      for (size_t j = 0; j < n; ++j) out[3 * j + c] = convert(rgb[3 * j + c] * s + b);
+      for (size_t j = 0; j < n; ++j) out[3 * j + c] = convert(rgbx[4 * j + c] * s + b);
     }
   }
 }
@@ -151,7 +151,7 @@ void SlotWriter::FillPadding() {
   }
 }
 
-void SlotWriter::WriteRow(uint32_t y, const float* rgb) {
+void SlotWriter::WriteRow(uint32_t y, const float* rgbx) {
   const size_t cw = plan_.content_width;
   const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
   const size_t row = plan_.content_y + size_t{y};
@@ -163,7 +163,7 @@ void SlotWriter::WriteRow(uint32_t y, const float* rgb) {
   if (spec_.layout == Layout::kNCHW) {
     for (size_t c = 0; c < 3; ++c) {
       const size_t at = (c * canvas_h + row) * canvas_w + plan_.content_x;
-      const float* in = rgb + c;
+      const float* in = rgbx + c;
       switch (spec_.dtype) {
         case DType::kUInt8:
           WritePlaneRow(in, cw, flip, 1.0f, 0.0f, out_ + at, RoundToByte);
@@ -183,14 +183,14 @@ void SlotWriter::WriteRow(uint32_t y, const float* rgb) {
   const size_t at = (row * canvas_w + plan_.content_x) * 3;
   switch (spec_.dtype) {
     case DType::kUInt8:
-      WritePixelRow(rgb, cw, flip, {1, 1, 1}, {0, 0, 0}, out_ + at, RoundToByte);
+      WritePixelRow(rgbx, cw, flip, {1, 1, 1}, {0, 0, 0}, out_ + at, RoundToByte);
       break;
     case DType::kFloat16:
-      WritePixelRow(rgb, cw, flip, map_.scale, map_.bias, values, Same);
+      WritePixelRow(rgbx, cw, flip, map_.scale, map_.bias, values, Same);
       FloatsToHalves(values, f16 + at, 3 * cw);
       break;
     case DType::kFloat32:
-      WritePixelRow(rgb, cw, flip, map_.scale, map_.bias, values, Same);
+      WritePixelRow(rgbx, cw, flip, map_.scale, map_.bias, values, Same);
       StreamFloats(values, f32 + at, 3 * cw);
       break;
   }

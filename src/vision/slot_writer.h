@@ -32,8 +32,8 @@ class SlotWriter final : public RowSink {
 
   // Writes the padding value over the whole slot; call before the rows when plan.padded().
   void FillPadding();
-  // Row y of the content rectangle, interleaved RGB, in source (unmirrored) order.
-  void WriteRow(uint32_t y, const float* rgb) override;
+  // Row y of the content rectangle, RGBX, in source (unmirrored) order.
+  void WriteRow(uint32_t y, const float* rgbx) override;
 
  private:
   // Stores n values (already in output order) at element offset `element` of the slot.

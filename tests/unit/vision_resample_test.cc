@@ -12,8 +12,10 @@ namespace {
 class CollectRows : public RowSink {
  public:
   CollectRows(uint32_t width, uint32_t height) : width_(width), rows(size_t{width} * height * 3) {}
-  void WriteRow(uint32_t y, const float* rgb) override {
-    std::copy(rgb, rgb + size_t{width_} * 3, rows.begin() + size_t{y} * width_ * 3);
+  void WriteRow(uint32_t y, const float* rgbx) override {
+    for (size_t x = 0; x < width_; ++x) {
+      for (size_t c = 0; c < 3; ++c) rows[(size_t{y} * width_ + x) * 3 + c] = rgbx[4 * x + c];
+    }
   }
   uint32_t width_;
   std::vector<float> rows;

@@ -48,12 +48,12 @@ class ResampleAxis {
   std::vector<float> weights_;
 };
 
-// Receives the resampled image one output row at a time: `rgb` holds 3 * width floats,
-// interleaved R, G, B on the 0..255 scale, unrounded.
+// Receives the resampled image one output row at a time: `rgbx` holds 4 * width floats,
+// R, G, B on the 0..255 scale (unrounded) and one unused lane per pixel.
 class RowSink {
  public:
   virtual ~RowSink() = default;
-  virtual void WriteRow(uint32_t y, const float* rgb) = 0;
+  virtual void WriteRow(uint32_t y, const float* rgbx) = 0;
 };
 
 // Runs the two passes. Holds the intermediate rows, so one Resampler per thread, reused.
@@ -67,7 +67,7 @@ class Resampler {
 
  private:
   std::vector<float> column_sums_;  // one row: the vertical pass over the used columns
-  std::vector<float> row_;          // one output row
+  std::vector<float> row_;          // one output row, RGBX
 };
 
 }  // namespace sluice::vision
