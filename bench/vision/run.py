@@ -43,30 +43,34 @@ CLASSES = 10
 
 
 def _write_tiles(job):
-    """Cuts `count` 500x375 tiles from one photo, at several zoom levels, as q90 JPEGs."""
+    """Cuts `count` tw x th tiles from one photo, at several zoom levels, as q90 JPEGs."""
     from PIL import Image
 
-    photo, first, count, out_dir, seed = job
+    photo, first, count, out_dir, seed, (tw, th) = job
     rng = random.Random(seed)
     image = Image.open(photo).convert("RGB")
     levels = []
-    for shorter in (400, 560, 800, 1100, 1500):
-        scale = max(shorter / min(image.size), 500 / image.width, 375 / image.height)
+    for shorter in (th * 1.07, th * 1.5, th * 2.1, th * 2.9, th * 4):
+        scale = max(shorter / min(image.size), tw / image.width, th / image.height)
+        if scale > 1:
+            continue
         levels.append(image.resize((round(image.width * scale), round(image.height * scale)),
                                    Image.BILINEAR, reducing_gap=3.0))
+    if not levels:  # a photo smaller than every zoom level: use it as it is
+        levels.append(image)
     for k in range(count):
         i = first + k
         level = rng.choice(levels)
-        x = rng.randrange(0, level.width - 500 + 1)
-        y = rng.randrange(0, level.height - 375 + 1)
-        tile = level.crop((x, y, x + 500, y + 375))
+        x = rng.randrange(0, level.width - tw + 1)
+        y = rng.randrange(0, level.height - th + 1)
+        tile = level.crop((x, y, x + tw, y + th))
         if rng.random() < 0.5:
             tile = tile.transpose(Image.FLIP_LEFT_RIGHT)
         path = out_dir / f"class_{i % CLASSES:02d}" / f"img_{i:05d}.jpg"
         tile.save(path, quality=90)
 
 
-def make_images(out_dir, n):
+def make_images(out_dir, n, size=(500, 375)):
     """An ImageFolder tree of n tiles (class_XX/img_NNNNN.jpg); reused when already complete."""
     done = out_dir / f".complete-{n}"
     if done.exists():
@@ -80,9 +84,10 @@ def make_images(out_dir, n):
         count = min(per_photo, n - first)
         chunk = max(1, count // 4)
         for start in range(0, count, chunk):
-            jobs.append((photo, first + start, min(chunk, count - start), out_dir, first + start))
-    print(f"generating {n} 500x375 q90 tiles of {len(PHOTOS)} photos into {out_dir} ...",
-          flush=True)
+            jobs.append((photo, first + start, min(chunk, count - start), out_dir, first + start,
+                         size))
+    print(f"generating {n} {size[0]}x{size[1]} q90 tiles of {len(PHOTOS)} photos into "
+          f"{out_dir} ...", flush=True)
     with mp.Pool(os.cpu_count()) as pool:
         pool.map(_write_tiles, jobs)
     done.touch()
@@ -95,9 +100,9 @@ def image_files(out_dir):
 # ---------------------------------------------------------------- contenders
 
 
-def run_sluice(build, images_dir, cores, mode, passes):
+def run_sluice(build, images_dir, cores, mode, passes, extra=()):
     cmd = [str(build / "bin" / "vision_bench"), "--images", str(images_dir), "--threads",
-           ",".join(map(str, cores)), "--mode", mode, "--passes", str(passes)]
+           ",".join(map(str, cores)), "--mode", mode, "--passes", str(passes), *extra]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     for r in rows:
@@ -195,8 +200,9 @@ def chart(results, cores, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = ["sluice", "torchvision", "opencv", "tjbench x cores (decode only)"]
-    keys = ["sluice", "torchvision", "opencv", "tjbench_ceiling"]
+    names = ["sluice", "torchvision", "opencv", "sluice full decode only",
+             "tjbench x cores (full decode only)"]
+    keys = ["sluice", "torchvision", "opencv", "sluice_decode_only", "tjbench_ceiling"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / len(keys)
     for k, (name, key) in enumerate(zip(names, keys)):
@@ -221,6 +227,9 @@ def main():
     parser.add_argument("--cores", default="1,2")
     parser.add_argument("--passes", type=int, default=2, help="sluice passes over the images")
     parser.add_argument("--tjbench-sample", type=int, default=20)
+    parser.add_argument("--hd", type=int, default=500,
+                        help="also measure this many 1920x1080 photos, where DCT scaling applies"
+                             " (0: skip)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure every contender this many times, keep the best (noisy hosts)")
     args = parser.parse_args()
@@ -279,9 +288,38 @@ def main():
     print("sluice = decode + RRC(224) + flip + normalize, float32 NCHW (C++ threads);")
     print("sluice dec = full-size decode only; tjbench*c = libjpeg-turbo full decode x cores.")
     print("command: /usr/bin/python3 " + " ".join([str(pathlib.Path(sys.argv[0]))] + sys.argv[1:]))
+    if args.hd:
+        results["hd"] = run_hd(args, out, build)
     (out / "results.json").write_text(json.dumps(results, indent=2))
     chart(results, cores, out / "vision_bench.png")
     print(f"wrote {out / 'results.json'} and {out / 'vision_bench.png'}")
+
+
+def run_hd(args, out, build):
+    """1920x1080 photos, 1 core: where DCT-domain scaling and crop decoding both apply."""
+    hd_dir = out / "images_hd"
+    make_images(hd_dir, args.hd, size=(1920, 1080))
+    files = image_files(hd_dir)
+    best = {}
+    for _ in range(args.rounds):
+        for key, value in [
+            ("tjbench", lambda: run_tjbench(files, args.tjbench_sample)),
+            ("sluice", lambda: run_sluice(build, hd_dir, [1], "train", args.passes)[1]),
+            ("sluice_no_dct",
+             lambda: run_sluice(build, hd_dir, [1], "train", args.passes, ["--no-dct"])[1]),
+            ("sluice_decode_only", lambda: run_sluice(build, hd_dir, [1], "decode", 1)[1]),
+        ]:
+            best[key] = max(best.get(key, 0.0), value())
+    print()
+    print(f"{len(files)} JPEGs 1920x1080 q90, 1 core, images/s, best of {args.rounds}:")
+    print(f"  sluice train (DCT scaling + crop decode) {best['sluice']:8.0f}  "
+          f"{best['sluice'] / best['tjbench']:.2f}x tjbench")
+    print(f"  sluice train, crop decode only           {best['sluice_no_dct']:8.0f}  "
+          f"{best['sluice_no_dct'] / best['tjbench']:.2f}x tjbench")
+    print(f"  sluice full decode only                  {best['sluice_decode_only']:8.0f}  "
+          f"{best['sluice_decode_only'] / best['tjbench']:.2f}x tjbench")
+    print(f"  tjbench full decode only                 {best['tjbench']:8.0f}")
+    return best
 
 
 if __name__ == "__main__":

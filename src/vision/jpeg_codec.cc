@@ -172,7 +172,7 @@ Result<ImageHeader> JpegCodec::Open(ByteView encoded) {
     session_ = std::move(s);
   }
   Session& s = *session_;
-  jpeg_abort_decompress(&s.cinfo);  // forget the previous image; keeps the allocated pools
+  jpeg_abort_decompress(&s.cinfo);  // forget the previous image (the decompressor is reused)
   s.err.max_scans = options_.max_scans;
   s.cinfo.mem->max_memory_to_use = static_cast<long>(options_.max_decoded_bytes);
   s.data = reinterpret_cast<const uint8_t*>(encoded.data());
