@@ -4,8 +4,39 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 
 namespace sluice::io {
+
+namespace {
+
+// The fallback mapping: a private, 16-byte-aligned copy of the file.
+class InMemoryMapping final : public FileMapping {
+ public:
+  InMemoryMapping(std::unique_ptr<char[]> buffer, size_t size)
+      : buffer_(std::move(buffer)), size_(size) {}
+  ByteView data() const override { return ByteView(buffer_.get(), size_); }
+  bool is_mapped() const override { return false; }
+
+ private:
+  std::unique_ptr<char[]> buffer_;  // operator new[] memory: aligned for any scalar type
+  size_t size_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FileMapping>> RandomAccessFile::Map() const {
+  const uint64_t n = size();
+  auto buffer = std::make_unique_for_overwrite<char[]>(n == 0 ? 1 : n);
+  SLUICE_ASSIGN_OR_RETURN(ByteView got, Read(0, n, buffer.get()));
+  if (got.size() != n) {
+    return DataLoss(path() + ": file shrank while reading (" + std::to_string(got.size()) +
+                    " of " + std::to_string(n) + " bytes)");
+  }
+  if (n > 0 && got.data() != buffer.get()) std::memcpy(buffer.get(), got.data(), n);
+  return std::unique_ptr<FileMapping>(new InMemoryMapping(std::move(buffer), n));
+}
 
 Result<std::string> FileSystem::ReadAll(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(auto file, OpenForRead(path));

@@ -2,6 +2,7 @@
 // rename(2) on Close for atomic finalize.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,19 @@
 
 namespace sluice::io {
 namespace {
+
+// A read-only shared mapping of a whole file; the descriptor is not needed once mapped.
+class LocalFileMapping final : public FileMapping {
+ public:
+  LocalFileMapping(void* addr, size_t size) : addr_(addr), size_(size) {}
+  ~LocalFileMapping() override { ::munmap(addr_, size_); }
+  ByteView data() const override { return ByteView(static_cast<const char*>(addr_), size_); }
+  bool is_mapped() const override { return true; }
+
+ private:
+  void* addr_;
+  size_t size_;
+};
 
 class LocalRandomAccessFile final : public RandomAccessFile {
  public:
@@ -35,6 +49,13 @@ class LocalRandomAccessFile final : public RandomAccessFile {
       done += static_cast<size_t>(r);
     }
     return ByteView(scratch, done);
+  }
+
+  Result<std::unique_ptr<FileMapping>> Map() const override {
+    if (size_ == 0) return RandomAccessFile::Map();  // mmap rejects empty ranges
+    void* addr = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
+    if (addr == MAP_FAILED) return ErrnoStatus("mmap", path_, errno);
+    return std::unique_ptr<FileMapping>(new LocalFileMapping(addr, size_));
   }
 
  private:

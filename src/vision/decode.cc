@@ -54,28 +54,6 @@ Status CheckByteCap(std::string_view format, std::string_view what, uint64_t byt
 
 }  // namespace internal
 
-std::string_view ImageFormatName(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::kJpeg:
-      return "jpeg";
-    case ImageFormat::kPng:
-      return "png";
-    case ImageFormat::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
-ImageFormat DetectImageFormat(ByteView encoded) {
-  if (encoded.size() >= 3 && std::memcmp(encoded.data(), "\xFF\xD8\xFF", 3) == 0) {
-    return ImageFormat::kJpeg;
-  }
-  if (encoded.size() >= 8 && std::memcmp(encoded.data(), "\x89PNG\r\n\x1A\n", 8) == 0) {
-    return ImageFormat::kPng;
-  }
-  return ImageFormat::kUnknown;
-}
-
 namespace {
 
 // For the error message of an unsupported format: what the bytes look like.
@@ -100,7 +78,7 @@ class ImageDecoder::Impl {
   internal::JpegCodec jpeg;
   internal::PngCodec png;
   internal::PixelBuffer pixels;
-  ImageFormat open_format = ImageFormat::kUnknown;
+  ImageFormat open_format = ImageFormat::kOther;
 };
 
 ImageDecoder::ImageDecoder(DecodeOptions options) : impl_(std::make_unique<Impl>(options)) {}
@@ -109,10 +87,10 @@ ImageDecoder::ImageDecoder(ImageDecoder&&) noexcept = default;
 ImageDecoder& ImageDecoder::operator=(ImageDecoder&&) noexcept = default;
 
 Result<ImageHeader> ImageDecoder::Open(ByteView encoded) {
-  impl_->open_format = ImageFormat::kUnknown;
+  impl_->open_format = ImageFormat::kOther;
   if (encoded.empty()) return DataLoss("image: empty input (0 bytes)");
   const ImageFormat format = DetectImageFormat(encoded);
-  if (format == ImageFormat::kUnknown) {
+  if (format == ImageFormat::kOther) {
     std::string_view other = GuessOtherFormat(encoded);
     return InvalidArgument("image: unsupported format" +
                            (other.empty() ? std::string(" (unrecognised magic bytes)")
@@ -127,13 +105,13 @@ Result<ImageHeader> ImageDecoder::Open(ByteView encoded) {
 
 Status ImageDecoder::Decode(const DecodeRequest& request, DecodedImage* out) {
   const ImageFormat format = impl_->open_format;
-  impl_->open_format = ImageFormat::kUnknown;
+  impl_->open_format = ImageFormat::kOther;
   switch (format) {
     case ImageFormat::kJpeg:
       return impl_->jpeg.Decode(request, &impl_->pixels, out);
     case ImageFormat::kPng:
       return impl_->png.Decode(request, &impl_->pixels, out);
-    case ImageFormat::kUnknown:
+    case ImageFormat::kOther:
       break;
   }
   return FailedPrecondition("image: Decode without a successful Open");

@@ -108,6 +108,32 @@ TEST_P(FileSystemTest, ListGlobRename) {
   EXPECT_EQ(fs_->Delete(P("sub/val-1.tfrecord")).code(), StatusCode::kNotFound);
 }
 
+TEST_P(FileSystemTest, MapSeesWholeFileAndOutlivesIt) {
+  std::string payload(100000, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7);
+  ASSERT_TRUE(fs_->WriteAll(P("m.bin"), payload).ok());
+  std::unique_ptr<FileMapping> mapping;
+  {
+    auto file = fs_->OpenForRead(P("m.bin"));
+    ASSERT_TRUE(file.ok());
+    auto m = (*file)->Map();
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    mapping = std::move(*m);
+  }  // the file object is gone; the mapping stays valid
+  EXPECT_EQ(mapping->is_mapped(), GetParam() == "local");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mapping->data().data()) % 16, 0u);
+  EXPECT_EQ(mapping->data(), payload);
+}
+
+TEST_P(FileSystemTest, MapOfEmptyFileIsEmpty) {
+  ASSERT_TRUE(fs_->WriteAll(P("empty.bin"), "").ok());
+  auto file = fs_->OpenForRead(P("empty.bin"));
+  ASSERT_TRUE(file.ok());
+  auto m = (*file)->Map();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE((*m)->data().empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Both, FileSystemTest, ::testing::Values("local", "memory"));
 
 TEST(FileSystemFor, DispatchesSchemes) {

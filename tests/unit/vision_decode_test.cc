@@ -30,8 +30,8 @@ std::vector<uint8_t> Packed(const DecodedImage& img) {
 TEST(VisionDecode, DetectsFormats) {
   EXPECT_EQ(DetectImageFormat(EncodeJpegRgb(8, 8)), ImageFormat::kJpeg);
   EXPECT_EQ(DetectImageFormat(EncodePng(MakeRgb(16, 12), PngSpec{})), ImageFormat::kPng);
-  EXPECT_EQ(DetectImageFormat("GIF89a"), ImageFormat::kUnknown);
-  EXPECT_EQ(DetectImageFormat(""), ImageFormat::kUnknown);
+  EXPECT_EQ(DetectImageFormat("GIF89a"), ImageFormat::kOther);
+  EXPECT_EQ(DetectImageFormat(""), ImageFormat::kOther);
 }
 
 TEST(VisionDecode, JpegRgbCloseToSource) {

@@ -14,6 +14,10 @@ uint32_t Extend(uint32_t crc, const void* data, size_t n);
 inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
 inline uint32_t Value(std::string_view s) { return Extend(0, s.data(), s.size()); }
 
+// CRC32C of A||B from crc(A), crc(B) and |B|, in O(log |B|) (zlib's crc32_combine, for the
+// Castagnoli polynomial). Lets a reader check the CRC of any range from prefix CRCs.
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
 // Why masking: computing the CRC of a string that itself contains embedded CRCs is
 // weak (a CRC of data followed by its own CRC is a constant). TFRecord, like LevelDB's
 // log, therefore stores a rotated-and-offset "masked" CRC. The constant is TensorFlow's.

@@ -1,4 +1,4 @@
-// dataset.json: the manifest a ShardWriter leaves next to its shards (docs/format.md).
+// dataset.json: the manifest a ShardWriter leaves next to its shards (docs/manifest.md).
 #pragma once
 
 #include <cstdint>

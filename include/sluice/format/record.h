@@ -26,7 +26,8 @@ std::string_view CodecName(Codec codec);  // "none", "gzip", "zstd"
 Result<Codec> ParseCodec(std::string_view name);
 // File name suffix after ".tfrecord": "", ".gz", ".zst".
 std::string_view CodecExtension(Codec codec);
-// Codec of a file from its first bytes (at least 4 when the file has them).
+// Codec of a file from its first bytes (at least 4, better 12, when the file has them: a
+// file whose first 12 bytes are a valid TFRecord header is uncompressed whatever they say).
 Codec DetectCodec(std::string_view first_bytes);
 
 // What a reader does with a damaged record.
@@ -35,11 +36,14 @@ enum class CorruptionPolicy {
   kSkip,    // resynchronise at the next valid header, report every skipped range, continue
 };
 
-// A byte range a skipping reader jumped over.
+// A byte range a skipping reader jumped over (docs/format.md, "Reader policies").
 struct SkippedRange {
-  uint64_t offset = 0;  // file offset (uncompressed codecs) or see docs/format.md for others
+  // Offset in the uncompressed record stream (= the file offset for codec none), or, when
+  // in_compressed_file, in the compressed file (data that could not be decompressed).
+  uint64_t offset = 0;
   uint64_t length = 0;
-  std::string reason;   // "payload CRC mismatch", "length CRC mismatch", ...
+  std::string reason;               // "payload CRC mismatch", "length CRC mismatch", ...
+  bool in_compressed_file = false;  // a corrupt zstd frame, a corrupt or truncated gzip tail
 };
 
 }  // namespace sluice::format

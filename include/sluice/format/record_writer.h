@@ -38,7 +38,9 @@ class RecordWriter {
   virtual uint64_t records_written() const = 0;
   // Bytes of framed records handed to Write so far (before compression).
   virtual uint64_t framed_bytes() const = 0;
-  // Bytes in the file so far (compressed; excludes data still buffered in a pending frame).
+  // Bytes in the file so far (compressed; excludes data still buffered in a pending zstd
+  // frame or inside the gzip compressor). For codec none it includes buffered records,
+  // which reach the file unchanged.
   virtual uint64_t file_bytes() const = 0;
   virtual const std::string& path() const = 0;
 };

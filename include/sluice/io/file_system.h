@@ -14,6 +14,19 @@
 
 namespace sluice::io {
 
+// A read-only view of a whole file that stays valid while this object lives. What
+// RandomAccessFile::Map() returns; readers that want zero-copy random access over a file
+// (the token cache) hold one.
+// Threading: data() may be read from many threads at once.
+class FileMapping {
+ public:
+  virtual ~FileMapping() = default;
+  virtual ByteView data() const = 0;
+  // True when data() is a memory map of the file (pages load on first touch), false when it
+  // is a private copy read into memory.
+  virtual bool is_mapped() const = 0;
+};
+
 // A file opened for positional reads.
 // Threading: every method is safe to call concurrently from many threads (reads are
 // positional; there is no shared cursor), which is what lets a reader keep many reads in
@@ -29,6 +42,12 @@ class RandomAccessFile {
   // shorter than n only when the file ends first; an offset at or past the end gives an
   // empty view, not an error.
   virtual Result<ByteView> Read(uint64_t offset, size_t n, char* scratch) const = 0;
+  // The whole file (its size at open time) as one view that is aligned to at least 16
+  // bytes and outlives this file object. Default: reads the file into memory, which is right
+  // for file systems that cannot map (remote stores); the local file system maps it (mmap),
+  // so only the pages touched are read. A local file truncated by someone else while mapped
+  // makes later accesses fault (SIGBUS): sluice writers never truncate in place, they rename.
+  virtual Result<std::unique_ptr<FileMapping>> Map() const;
 };
 
 // A file being written sequentially.

@@ -19,19 +19,17 @@
 
 #include "sluice/base/bytes.h"
 #include "sluice/base/status.h"
+#include "sluice/vision/image_info.h"
 
 namespace sluice::vision {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng };
-std::string_view ImageFormatName(ImageFormat format);  // "jpeg", "png", "unknown"
-
-// Sniffs the magic bytes; kUnknown when neither JPEG nor PNG.
-ImageFormat DetectImageFormat(ByteView encoded);
+// ImageFormat, ImageFormatName, DetectImageFormat and kMaxImagePixels come from
+// image_info.h (shared with InspectImage).
 
 struct DecodeOptions {
   // Largest width * height accepted, checked from the header. Default: 89,478,485 (Pillow's
   // Image.MAX_IMAGE_PIXELS, which makes the same image fail in torchvision and in sluice).
-  uint64_t max_pixels = 89'478'485;
+  uint64_t max_pixels = kMaxImagePixels;
   // Largest decoder working memory for one image: the decoded region plus libjpeg's buffers
   // (a progressive JPEG keeps all DCT coefficients: 2 bytes per sample). Default: 1 GiB.
   uint64_t max_decoded_bytes = uint64_t{1} << 30;
@@ -41,7 +39,7 @@ struct DecodeOptions {
 };
 
 struct ImageHeader {
-  ImageFormat format = ImageFormat::kUnknown;
+  ImageFormat format = ImageFormat::kOther;
   uint32_t width = 0;
   uint32_t height = 0;
   uint32_t channels = 0;     // in the file: 1 gray, 2 gray+alpha, 3 RGB/YCbCr, 4 CMYK/RGBA

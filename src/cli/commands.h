@@ -1,0 +1,15 @@
+// The subcommands of `sluice`, one file each. Every Add*Command registers its options and a
+// callback that stores the command's exit code in *exit_code (see common.h for the codes).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace sluice::cli {
+
+void AddConvertImagesCommand(CLI::App* convert, int* exit_code);  // convert_images.cc
+void AddConvertJsonlCommand(CLI::App* convert, int* exit_code);   // convert_jsonl.cc
+void AddInspectCommand(CLI::App* app, int* exit_code);            // inspect.cc
+void AddVerifyCommand(CLI::App* app, int* exit_code);             // verify.cc
+void AddIndexCommand(CLI::App* app, int* exit_code);              // index.cc
+
+}  // namespace sluice::cli

@@ -1,0 +1,261 @@
+// dataset.json (docs/manifest.md): serialisation, validation and PATH resolution.
+#include "sluice/format/manifest.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace sluice::format {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The newest format_version this code understands. A newer manifest may carry meaning we
+// would silently drop, so it is refused rather than half-read.
+constexpr int kSupportedFormatVersion = 1;
+
+// Field access that reports the JSON path of whatever is wrong ("shards[2].records").
+class Validator {
+ public:
+  explicit Validator(const std::string& source) : source_(source) {}
+
+  Status Error(const std::string& where, const std::string& problem) const {
+    return DataLoss(source_ + ": " + where + ": " + problem);
+  }
+
+  Result<const Json*> Field(const Json& obj, const std::string& where, const char* key) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return Error(where.empty() ? key : where + "." + key, "missing");
+    return &*it;
+  }
+
+  Result<uint64_t> Unsigned(const Json& obj, const std::string& where, const char* key) const {
+    SLUICE_ASSIGN_OR_RETURN(const Json* v, Field(obj, where, key));
+    if (!v->is_number_unsigned()) return Error(Join(where, key), "expected an unsigned integer");
+    return v->get<uint64_t>();
+  }
+
+  Result<std::string> String(const Json& obj, const std::string& where, const char* key) const {
+    SLUICE_ASSIGN_OR_RETURN(const Json* v, Field(obj, where, key));
+    if (!v->is_string()) return Error(Join(where, key), "expected a string");
+    return v->get<std::string>();
+  }
+
+  Result<const Json*> Typed(const Json& obj, const std::string& where, const char* key,
+                            Json::value_t type, const char* expected) const {
+    SLUICE_ASSIGN_OR_RETURN(const Json* v, Field(obj, where, key));
+    if (v->type() != type) return Error(Join(where, key), std::string("expected ") + expected);
+    return v;
+  }
+
+  static std::string Join(const std::string& where, const char* key) {
+    return where.empty() ? std::string(key) : where + "." + key;
+  }
+
+ private:
+  const std::string& source_;
+};
+
+Result<FeatureType> ParseFeatureType(std::string_view name) {
+  for (FeatureType t : {FeatureType::kBytes, FeatureType::kFloat, FeatureType::kInt64}) {
+    if (FeatureTypeName(t) == name) return t;
+  }
+  return InvalidArgument("unknown feature type '" + std::string(name) +
+                         "' (expected bytes, float or int64)");
+}
+
+Result<ManifestShard> ParseShard(const Validator& v, const Json& j, const std::string& where) {
+  if (!j.is_object()) return v.Error(where, "expected an object");
+  ManifestShard shard;
+  SLUICE_ASSIGN_OR_RETURN(shard.path, v.String(j, where, "path"));
+  if (shard.path.empty()) return v.Error(where + ".path", "empty");
+  SLUICE_ASSIGN_OR_RETURN(shard.records, v.Unsigned(j, where, "records"));
+  SLUICE_ASSIGN_OR_RETURN(shard.file_bytes, v.Unsigned(j, where, "file_bytes"));
+  if (j.contains("index")) {
+    SLUICE_ASSIGN_OR_RETURN(shard.index, v.String(j, where, "index"));
+  }
+  return shard;
+}
+
+Result<FeatureSchema> ParseFeature(const Validator& v, const Json& j, const std::string& where) {
+  if (!j.is_object()) return v.Error(where, "expected an object");
+  FeatureSchema schema;
+  SLUICE_ASSIGN_OR_RETURN(std::string type, v.String(j, where, "type"));
+  auto parsed = ParseFeatureType(type);
+  if (!parsed.ok()) return v.Error(where + ".type", parsed.status().message());
+  schema.type = *parsed;
+  SLUICE_ASSIGN_OR_RETURN(const Json* count, v.Field(j, where, "values_per_record"));
+  if (!count->is_number_integer() || count->get<int64_t>() < -1) {
+    return v.Error(where + ".values_per_record", "expected an integer >= -1");
+  }
+  schema.values_per_record = count->get<int64_t>();
+  return schema;
+}
+
+Status ParseBody(const Validator& v, const Json& j, Manifest* m) {
+  if (!j.is_object()) return v.Error("top level", "expected a JSON object");
+  SLUICE_ASSIGN_OR_RETURN(uint64_t version, v.Unsigned(j, "", "format_version"));
+  if (version < 1 || version > kSupportedFormatVersion) {
+    return v.Error("format_version", std::to_string(version) +
+                                         " is not supported (this sluice "
+                                         "reads version " +
+                                         std::to_string(kSupportedFormatVersion) + ")");
+  }
+  m->format_version = static_cast<int>(version);
+  if (j.contains("tool")) {
+    SLUICE_ASSIGN_OR_RETURN(m->tool, v.String(j, "", "tool"));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string codec, v.String(j, "", "codec"));
+  auto parsed_codec = ParseCodec(codec);
+  if (!parsed_codec.ok()) return v.Error("codec", parsed_codec.status().message());
+  m->codec = *parsed_codec;
+
+  SLUICE_ASSIGN_OR_RETURN(const Json* shards,
+                          v.Typed(j, "", "shards", Json::value_t::array, "an array"));
+  for (size_t i = 0; i < shards->size(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(auto shard,
+                            ParseShard(v, (*shards)[i], "shards[" + std::to_string(i) + "]"));
+    m->shards.push_back(std::move(shard));
+  }
+  if (j.contains("features")) {
+    SLUICE_ASSIGN_OR_RETURN(const Json* features,
+                            v.Typed(j, "", "features", Json::value_t::object, "an object"));
+    for (const auto& [name, f] : features->items()) {
+      SLUICE_ASSIGN_OR_RETURN(m->features[name], ParseFeature(v, f, "features." + name));
+    }
+  }
+  if (j.contains("metadata")) {
+    SLUICE_ASSIGN_OR_RETURN(const Json* metadata,
+                            v.Typed(j, "", "metadata", Json::value_t::object, "an object"));
+    for (const auto& [key, value] : metadata->items()) {
+      if (!value.is_string()) return v.Error("metadata." + key, "expected a string");
+      m->metadata[key] = value.get<std::string>();
+    }
+  }
+  // total_records is redundant on purpose: a manifest whose shard list was edited by hand
+  // (or truncated) no longer adds up, and that is worth refusing.
+  SLUICE_ASSIGN_OR_RETURN(uint64_t total, v.Unsigned(j, "", "total_records"));
+  if (total != m->total_records()) {
+    return v.Error("total_records", std::to_string(total) + " but the shards hold " +
+                                        std::to_string(m->total_records()));
+  }
+  return Status::OK();
+}
+
+bool HasWildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Index files and writers' temporaries ("x.tfrecord.zst.tmp-12-3") sit next to shards but
+// are never shards themselves.
+bool IsIndexOrTemporary(std::string_view path) {
+  std::string_view base = io::Basename(path);
+  return EndsWith(base, ".idx") || base.find(".tmp") != std::string_view::npos;
+}
+
+bool LooksLikeShard(std::string_view path) {
+  std::string_view base = io::Basename(path);
+  return base.find(".tfrecord") != std::string_view::npos && base.front() != '.' &&
+         !IsIndexOrTemporary(base);
+}
+
+Result<std::vector<std::string>> ShardsOfDirectory(io::FileSystem* fs, const std::string& dir) {
+  if (fs->Exists(io::JoinPath(dir, Manifest::kFileName))) {
+    SLUICE_ASSIGN_OR_RETURN(Manifest m, Manifest::Load(fs, dir));
+    std::vector<std::string> out;
+    for (const auto& shard : m.shards) out.push_back(io::JoinPath(dir, shard.path));
+    return out;
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto entries, fs->List(dir));
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    if (!e.is_directory && LooksLikeShard(e.path)) out.push_back(e.path);
+  }
+  if (out.empty()) {
+    return NotFound(dir + ": no " + std::string(Manifest::kFileName) +
+                    " and no *.tfrecord* files in this directory");
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+uint64_t Manifest::total_records() const {
+  uint64_t total = 0;
+  for (const auto& s : shards) total += s.records;
+  return total;
+}
+
+std::string Manifest::ToJson() const {
+  Json j;
+  j["format_version"] = format_version;
+  j["tool"] = tool;
+  j["codec"] = std::string(CodecName(codec));
+  j["total_records"] = total_records();
+  Json shard_list = Json::array();
+  for (const auto& s : shards) {
+    Json e = {{"path", s.path}, {"records", s.records}, {"file_bytes", s.file_bytes}};
+    if (!s.index.empty()) e["index"] = s.index;
+    shard_list.push_back(std::move(e));
+  }
+  j["shards"] = std::move(shard_list);
+  Json feature_map = Json::object();
+  for (const auto& [name, f] : features) {
+    feature_map[name] = {{"type", std::string(FeatureTypeName(f.type))},
+                         {"values_per_record", f.values_per_record}};
+  }
+  j["features"] = std::move(feature_map);
+  Json meta = Json::object();
+  for (const auto& [key, value] : metadata) meta[key] = value;
+  j["metadata"] = std::move(meta);
+  return j.dump(2) + "\n";
+}
+
+Result<Manifest> Manifest::FromJson(std::string_view json, const std::string& source) {
+  Json j;
+  try {
+    j = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    return DataLoss(source + ": offset " + std::to_string(e.byte) + ": invalid JSON (" + e.what() +
+                    ")");
+  }
+  Manifest m;
+  Validator v(source);
+  SLUICE_RETURN_IF_ERROR(ParseBody(v, j, &m));
+  return m;
+}
+
+Result<Manifest> Manifest::Load(io::FileSystem* fs, const std::string& dir) {
+  std::string path = io::JoinPath(dir, kFileName);
+  SLUICE_ASSIGN_OR_RETURN(std::string text, fs->ReadAll(path));
+  return FromJson(text, path);
+}
+
+Status Manifest::Save(io::FileSystem* fs, const std::string& dir) const {
+  return fs->WriteAll(io::JoinPath(dir, kFileName), ToJson());
+}
+
+Result<std::vector<std::string>> ResolveShards(io::FileSystem* fs, const std::string& path) {
+  if (HasWildcard(path)) {
+    SLUICE_ASSIGN_OR_RETURN(auto matches, fs->Glob(path));
+    std::vector<std::string> out;
+    for (auto& m : matches) {
+      if (!IsIndexOrTemporary(m)) out.push_back(std::move(m));
+    }
+    if (out.empty()) return NotFound(path + ": the pattern matches no shard files");
+    return out;  // Glob() sorts
+  }
+  auto info = fs->Stat(path);
+  if (!info.ok()) {
+    if (info.status().code() == StatusCode::kNotFound) {
+      return NotFound(path + ": no such shard file, directory or pattern");
+    }
+    return info.status();
+  }
+  if (info->is_directory) return ShardsOfDirectory(fs, path);
+  return std::vector<std::string>{path};
+}
+
+}  // namespace sluice::format

@@ -1,0 +1,142 @@
+// Codec names and detection, and the TFRecord framing of one record (docs/format.md).
+#include "sluice/format/record.h"
+
+#include <cstring>
+
+#include "format/framing.h"
+#include "sluice/base/bytes.h"
+#include "sluice/base/crc32c.h"
+#include "sluice/format/record_writer.h"
+
+namespace sluice::format {
+
+std::string_view CodecName(Codec codec) {
+  switch (codec) {
+    case Codec::kNone:
+      return "none";
+    case Codec::kGzip:
+      return "gzip";
+    case Codec::kZstd:
+      return "zstd";
+  }
+  return "unknown";
+}
+
+Result<Codec> ParseCodec(std::string_view name) {
+  if (name == "none" || name == "") return Codec::kNone;
+  if (name == "gzip" || name == "gz") return Codec::kGzip;
+  if (name == "zstd" || name == "zst") return Codec::kZstd;
+  return InvalidArgument("unknown codec \"" + std::string(name) +
+                         "\" (expected none, gzip or zstd)");
+}
+
+std::string_view CodecExtension(Codec codec) {
+  switch (codec) {
+    case Codec::kNone:
+      return "";
+    case Codec::kGzip:
+      return ".gz";
+    case Codec::kZstd:
+      return ".zst";
+  }
+  return "";
+}
+
+namespace {
+bool StartsWithValidHeader(std::string_view bytes) {
+  uint64_t length;
+  return bytes.size() >= kRecordHeaderBytes &&
+         CheckRecordHeader(bytes.data(), UINT64_MAX, true, &length) == HeaderCheck::kOk;
+}
+}  // namespace
+
+Codec DetectCodec(std::string_view first_bytes) {
+  // A TFRecord whose first length starts 1f 8b would otherwise pass for gzip.
+  if (StartsWithValidHeader(first_bytes)) return Codec::kNone;
+  auto starts_with = [&](std::string_view magic) {
+    return first_bytes.substr(0, magic.size()) == magic;
+  };
+  if (starts_with(kGzipMagic)) return Codec::kGzip;
+  if (starts_with(kZstdMagic)) return Codec::kZstd;
+  return Codec::kNone;
+}
+
+Codec DetectShardCodec(std::string_view first_bytes, std::string_view path) {
+  Codec codec = DetectCodec(first_bytes);
+  if (codec != Codec::kNone || StartsWithValidHeader(first_bytes)) return codec;
+  for (Codec named : {Codec::kGzip, Codec::kZstd}) {
+    std::string_view ext = CodecExtension(named);
+    if (path.size() >= ext.size() && path.substr(path.size() - ext.size()) == ext) return named;
+  }
+  return codec;
+}
+
+void AppendFramedRecord(ByteView payload, std::string* out) {
+  size_t at = out->size();
+  out->resize(at + kRecordHeaderBytes + payload.size() + kRecordFooterBytes);
+  EncodeFramedRecord(payload, out->data() + at);
+}
+
+void EncodeRecordHeader(uint64_t length, char* dst) {
+  EncodeFixed64(dst, length);
+  EncodeFixed32(dst + 8, crc32c::Mask(Crc32c(dst, 8)));
+}
+
+void EncodeFramedRecord(ByteView payload, char* dst) {
+  EncodeRecordHeader(payload.size(), dst);
+  if (!payload.empty()) std::memcpy(dst + kRecordHeaderBytes, payload.data(), payload.size());
+  EncodeFixed32(dst + kRecordHeaderBytes + payload.size(),
+                crc32c::Mask(Crc32c(payload.data(), payload.size())));
+}
+
+#if defined(__x86_64__)
+namespace {
+constexpr size_t kInlineCrcBytes = 192;  // measured: ISA-L is faster above ~200 bytes
+
+__attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const char* p, size_t n) {
+  uint64_t crc = 0xFFFFFFFFu;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    crc = __builtin_ia32_crc32di(crc, v);
+  }
+  auto c = static_cast<uint32_t>(crc);
+  for (; n > 0; ++p, --n) c = __builtin_ia32_crc32qi(c, static_cast<unsigned char>(*p));
+  return ~c;
+}
+
+bool HasSse42() {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+}  // namespace
+
+uint32_t Crc32c(const char* p, size_t n) {
+  if (n <= kInlineCrcBytes && HasSse42()) return Crc32cSse42(p, n);
+  return crc32c::Value(p, n);
+}
+#else
+uint32_t Crc32c(const char* p, size_t n) { return crc32c::Value(p, n); }
+#endif
+
+HeaderCheck CheckRecordHeader(const char* header, uint64_t max_record_bytes, bool verify_crc,
+                              uint64_t* length) {
+  *length = DecodeFixed64(header);
+  if (verify_crc && crc32c::Unmask(DecodeFixed32(header + 8)) != Crc32c(header, 8)) {
+    return HeaderCheck::kLengthCrcMismatch;
+  }
+  if (*length > max_record_bytes) return HeaderCheck::kTooLong;
+  return HeaderCheck::kOk;
+}
+
+bool PayloadCrcMatches(const char* payload, uint64_t length) {
+  return crc32c::Unmask(DecodeFixed32(payload + length)) == Crc32c(payload, length);
+}
+
+std::string HeaderFaultReason(HeaderCheck check, uint64_t length, uint64_t max_record_bytes) {
+  if (check == HeaderCheck::kLengthCrcMismatch) return "length CRC mismatch";
+  return "record length " + std::to_string(length) + " exceeds max_record_bytes " +
+         std::to_string(max_record_bytes);
+}
+
+}  // namespace sluice::format

@@ -1,0 +1,279 @@
+// ShardReader: random access through the index. codec none: one positional read per
+// record. zstd: one frame read + decompression (the last frame decoded is cached per thread,
+// so reading a frame's records in order decodes it once). gzip: the index has one frame,
+// the whole file, so a read decodes the stream from its start (cached likewise).
+#include <zlib.h>
+#include <zstd.h>
+
+#include <atomic>
+#include <climits>
+
+#include "format/framing.h"
+#include "sluice/base/crc32c.h"
+#include "sluice/format/shard_index.h"
+
+namespace sluice::format {
+namespace {
+
+// Frames up to this size are decoded whole and cached; larger ones (foreign single-frame
+// files) are decoded only up to the record asked for, and not cached.
+constexpr uint64_t kWholeFrameBytes = uint64_t{64} << 20;
+constexpr size_t kInputChunkBytes = size_t{4} << 20;
+
+struct ZstdDCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+// Per-thread decoder state and the last frame decoded, so concurrent Read() calls share
+// nothing.
+struct ThreadState {
+  std::unique_ptr<ZSTD_DCtx, ZstdDCtxDeleter> zstd{ZSTD_createDCtx()};
+  z_stream zlib{};
+  bool zlib_live = false;
+  std::string input;
+  // The cached decoded prefix of one frame.
+  uint64_t reader_id = 0;
+  uint32_t frame = 0;
+  std::string data;
+
+  ~ThreadState() {
+    if (zlib_live) inflateEnd(&zlib);
+  }
+};
+
+ThreadState& State() {
+  thread_local ThreadState state;
+  return state;
+}
+
+std::atomic<uint64_t> next_reader_id{1};
+
+class ShardReaderImpl final : public ShardReader {
+ public:
+  ShardReaderImpl(std::unique_ptr<io::RandomAccessFile> file, ShardIndex index,
+                  const ShardReaderOptions& options)
+      : file_(std::move(file)), index_(std::move(index)), options_(options) {}
+
+  const std::string& path() const override { return file_->path(); }
+  const ShardIndex& index() const override { return index_; }
+  Status Read(uint64_t i, std::string* out) const override;
+  Status CheckMatchesShard(const std::string& index_path) const;
+
+ private:
+  Status ReadUncompressed(uint64_t i, const IndexRecord& r, std::string* out) const;
+  Result<ByteView> DecodedFramePrefix(uint32_t frame, uint64_t need) const;
+  Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
+  Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
+                 size_t* produced) const;
+  Status CheckRecord(uint64_t i, const IndexRecord& r, const char* framed) const;
+  std::string Where(uint64_t i, const IndexRecord& r) const;
+
+  std::unique_ptr<io::RandomAccessFile> file_;
+  ShardIndex index_;
+  ShardReaderOptions options_;
+  uint64_t id_ = next_reader_id.fetch_add(1);  // names this reader in the thread caches
+};
+
+std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r) const {
+  const IndexFrame& f = index_.frames()[r.frame];
+  std::string s = path() + ": record " + std::to_string(i);
+  if (index_.codec() == Codec::kNone) return s + " at offset " + std::to_string(f.file_offset);
+  return s + " (" + std::string(CodecName(index_.codec())) + " frame at file offset " +
+         std::to_string(f.file_offset) + ", +" + std::to_string(r.offset_in_frame) + ")";
+}
+
+// Checks the framed record at `framed` (header, payload, footer) against the index.
+Status ShardReaderImpl::CheckRecord(uint64_t i, const IndexRecord& r, const char* framed) const {
+  uint64_t length = 0;
+  HeaderCheck check = CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length);
+  if (check != HeaderCheck::kOk) {
+    return DataLoss(Where(i, r) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
+  }
+  if (length != r.length) {
+    return DataLoss(Where(i, r) + ": length " + std::to_string(length) +
+                    " disagrees with the index (" + std::to_string(r.length) + ")");
+  }
+  if (options_.verify_crc && !PayloadCrcMatches(framed + kRecordHeaderBytes, length)) {
+    return DataLoss(Where(i, r) + ": payload CRC mismatch");
+  }
+  return Status::OK();
+}
+
+Status ShardReaderImpl::Read(uint64_t i, std::string* out) const {
+  if (i >= index_.num_records()) {
+    return OutOfRange(path() + ": record " + std::to_string(i) + " out of range (" +
+                      std::to_string(index_.num_records()) + " records)");
+  }
+  const IndexRecord& r = index_.records()[i];
+  if (r.length > options_.max_record_bytes) {
+    return ResourceExhausted(Where(i, r) + ": record length " + std::to_string(r.length) +
+                             " exceeds max_record_bytes " +
+                             std::to_string(options_.max_record_bytes));
+  }
+  if (index_.codec() == Codec::kNone) return ReadUncompressed(i, r, out);
+  SLUICE_ASSIGN_OR_RETURN(ByteView frame, DecodedFramePrefix(r.frame, r.offset_in_frame + r.length +
+                                                                          kRecordOverheadBytes));
+  const char* framed = frame.data() + r.offset_in_frame;
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, framed));
+  out->assign(framed + kRecordHeaderBytes, r.length);
+  return Status::OK();
+}
+
+Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, std::string* out) const {
+  const IndexFrame& f = index_.frames()[r.frame];
+  const uint64_t framed = r.length + kRecordOverheadBytes;
+  if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
+    return DataLoss(Where(i, r) + ": the index places the record outside its frame");
+  }
+  out->resize(framed);
+  SLUICE_ASSIGN_OR_RETURN(ByteView got,
+                          file_->Read(f.file_offset + r.offset_in_frame, framed, out->data()));
+  if (got.size() != framed) {
+    return DataLoss(Where(i, r) + ": truncated record (the shard ends " +
+                    std::to_string(framed - got.size()) + " bytes early)");
+  }
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, got.data()));
+  if (got.data() == out->data()) {
+    out->erase(0, kRecordHeaderBytes);  // the file read straight into *out
+    out->resize(r.length);
+  } else {
+    out->assign(got.data() + kRecordHeaderBytes, r.length);  // a view of file-owned memory
+  }
+  return Status::OK();
+}
+
+// The first `need` bytes of frame `frame` decoded, from this thread's cache when possible.
+Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, uint64_t need) const {
+  const IndexFrame& f = index_.frames()[frame];
+  ThreadState& t = State();
+  if (t.reader_id == id_ && t.frame == frame && t.data.size() >= need) return ByteView(t.data);
+  t.reader_id = 0;  // invalid while decoding
+  uint64_t target = f.uncompressed_bytes <= kWholeFrameBytes ? f.uncompressed_bytes : need;
+  SLUICE_RETURN_IF_ERROR(Decode(f, target, &t.data));
+  t.reader_id = id_;
+  t.frame = frame;
+  return ByteView(t.data);
+}
+
+// Decodes the first `need` bytes of a zstd frame group or gzip stream into *out. Beyond
+// kWholeFrameBytes the buffer grows only as bytes are produced, so an index that lies
+// about sizes cannot make the reader allocate what the file does not hold.
+Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* out) const {
+  ThreadState& t = State();
+  out->resize(static_cast<size_t>(std::min(need, kWholeFrameBytes)));
+  size_t produced = 0;
+  auto grow_if_full = [&] {
+    if (produced == out->size() && out->size() < need) {
+      out->resize(static_cast<size_t>(std::min<uint64_t>(need, 2 * out->size())));
+    }
+  };
+  uint64_t read = 0;
+  if (index_.codec() == Codec::kZstd) {
+    if (!t.zstd) return ResourceExhausted("ZSTD_createDCtx failed");
+    ZSTD_DCtx_reset(t.zstd.get(), ZSTD_reset_session_only);
+  } else if (!t.zlib_live) {
+    if (inflateInit2(&t.zlib, 15 + 16) != Z_OK) return Internal("inflateInit2 failed");
+    t.zlib_live = true;
+  } else {
+    inflateReset(&t.zlib);
+  }
+  while (produced < need && read < f.file_bytes) {
+    // A frame small enough to decode whole is read whole, which lets zstd decode it in one
+    // pass straight into *out.
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(
+        f.file_bytes - read, need == f.uncompressed_bytes ? kWholeFrameBytes : kInputChunkBytes));
+    t.input.resize(std::max(t.input.size(), chunk));
+    SLUICE_ASSIGN_OR_RETURN(ByteView in, file_->Read(f.file_offset + read, chunk, t.input.data()));
+    if (in.size() != chunk) break;
+    read += chunk;
+    if (index_.codec() == Codec::kZstd) {
+      ZSTD_inBuffer zin{in.data(), in.size(), 0};
+      while (zin.pos < zin.size && produced < need) {
+        grow_if_full();
+        ZSTD_outBuffer zout{out->data() + produced, out->size() - produced, 0};
+        size_t rc = ZSTD_decompressStream(t.zstd.get(), &zout, &zin);
+        if (ZSTD_isError(rc)) {
+          return DataLoss(path() + ": zstd frame at file offset " + std::to_string(f.file_offset) +
+                          ": corrupt zstd frame: " + ZSTD_getErrorName(rc));
+        }
+        produced += zout.pos;
+        if (zout.pos == 0 && rc != 0 && zin.pos < zin.size) break;  // no progress
+      }
+    } else {
+      SLUICE_RETURN_IF_ERROR(Inflate(f, in, need, out, &produced));
+    }
+  }
+  if (produced < need) {
+    return DataLoss(path() + ": " + std::string(CodecName(index_.codec())) +
+                    " frame at file offset " + std::to_string(f.file_offset) + " decodes to " +
+                    std::to_string(produced) + " bytes, fewer than the index says (" +
+                    std::to_string(need) + ")");
+  }
+  return Status::OK();
+}
+
+Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need, std::string* out,
+                                size_t* produced) const {
+  z_stream* z = &State().zlib;
+  while (!in.empty() && *produced < need) {
+    if (*produced == out->size()) {
+      out->resize(static_cast<size_t>(std::min<uint64_t>(need, 2 * out->size())));
+    }
+    z->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z->avail_in = static_cast<uInt>(std::min<size_t>(in.size(), UINT_MAX));
+    z->next_out = reinterpret_cast<Bytef*>(out->data() + *produced);
+    z->avail_out = static_cast<uInt>(std::min<size_t>(out->size() - *produced, UINT_MAX));
+    int rc = inflate(z, Z_NO_FLUSH);
+    in.remove_prefix(reinterpret_cast<const char*>(z->next_in) - in.data());
+    *produced = reinterpret_cast<char*>(z->next_out) - out->data();
+    if (rc == Z_STREAM_END) {
+      inflateReset(z);  // another gzip member may follow
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return DataLoss(path() + ": corrupt gzip stream in frame at file offset " +
+                      std::to_string(f.file_offset) + ": " + (z->msg ? z->msg : "inflate error"));
+    } else if (rc == Z_BUF_ERROR) {
+      break;
+    }
+  }
+  return Status::OK();
+}
+
+Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
+  auto mismatch = [&](const std::string& why) {
+    return DataLoss(index_path + ": index does not match shard " + path() + ": " + why);
+  };
+  char magic[kDetectBytes];
+  SLUICE_ASSIGN_OR_RETURN(ByteView head, file_->Read(0, sizeof magic, magic));
+  Codec codec = DetectShardCodec(head, path());
+  if (codec != index_.codec()) {
+    return mismatch("index says codec " + std::string(CodecName(index_.codec())) +
+                    ", the shard is " + std::string(CodecName(codec)));
+  }
+  uint64_t end = index_.frames().empty()
+                     ? 0
+                     : index_.frames().back().file_offset + index_.frames().back().file_bytes;
+  if (end != file_->size()) {
+    return mismatch("index covers " + std::to_string(end) + " bytes, the shard has " +
+                    std::to_string(file_->size()));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const std::string& path,
+                                                       const ShardReaderOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
+  const std::string index_path = ShardIndex::IndexPathFor(path);
+  auto loaded = ShardIndex::Load(fs, index_path);
+  if (!loaded.ok() && loaded.status().code() == StatusCode::kNotFound &&
+      options.build_missing_index) {
+    loaded = ShardIndex::Build(fs, path);
+  }
+  if (!loaded.ok()) return loaded.status();
+  auto reader = std::make_unique<ShardReaderImpl>(std::move(file), std::move(*loaded), options);
+  SLUICE_RETURN_IF_ERROR(reader->CheckMatchesShard(index_path));
+  return std::unique_ptr<ShardReader>(std::move(reader));
+}
+
+}  // namespace sluice::format
