@@ -2,8 +2,8 @@
 """Side-by-side benchmark of the image training path (issue 5), one run, one table.
 
 Work: decode + RandomResizedCrop(224) + RandomHorizontalFlip + Normalize -> float32 NCHW,
-on ImageNet-like JPEGs (500x375, quality 90, tiles of the real photos in Debian's
-lomiri-wallpapers-20.04), with 1 and 2 cores:
+on ImageNet-like JPEGs (500x375, quality 90, random crops of the real photos in Debian's
+lomiri-wallpapers-20.04, made by scripts/make-sample-images), with 1 and 2 cores:
 
   sluice       build/bin/vision_bench (C++ kernel, std::thread workers, images in memory)
   torchvision  ImageFolder + DataLoader(batch_size=256, num_workers=cores), PIL decode
@@ -36,65 +36,28 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PHOTOS = sorted(pathlib.Path("/usr/share/backgrounds").glob("*.jpg"))
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
-CLASSES = 10
 
 
 # ---------------------------------------------------------------- data
 
 
-def _write_tiles(job):
-    """Cuts `count` tw x th tiles from one photo, at several zoom levels, as q90 JPEGs."""
-    from PIL import Image
-
-    photo, first, count, out_dir, seed, (tw, th) = job
-    rng = random.Random(seed)
-    image = Image.open(photo).convert("RGB")
-    levels = []
-    for shorter in (th * 1.07, th * 1.5, th * 2.1, th * 2.9, th * 4):
-        scale = max(shorter / min(image.size), tw / image.width, th / image.height)
-        if scale > 1:
-            continue
-        levels.append(image.resize((round(image.width * scale), round(image.height * scale)),
-                                   Image.BILINEAR, reducing_gap=3.0))
-    if not levels:  # a photo smaller than every zoom level: use it as it is
-        levels.append(image)
-    for k in range(count):
-        i = first + k
-        level = rng.choice(levels)
-        x = rng.randrange(0, level.width - tw + 1)
-        y = rng.randrange(0, level.height - th + 1)
-        tile = level.crop((x, y, x + tw, y + th))
-        if rng.random() < 0.5:
-            tile = tile.transpose(Image.FLIP_LEFT_RIGHT)
-        path = out_dir / f"class_{i % CLASSES:02d}" / f"img_{i:05d}.jpg"
-        tile.save(path, quality=90)
-
-
 def make_images(out_dir, n, size=(500, 375)):
-    """An ImageFolder tree of n tiles (class_XX/img_NNNNN.jpg); reused when already complete."""
-    done = out_dir / f".complete-{n}"
+    """An ImageFolder of >= n real-photo tiles by scripts/make-sample-images (the demo's
+    generator: random crops of the lomiri wallpapers, JPEG q90); reused when complete."""
+    per_class = -(-n // len(PHOTOS))
+    done = out_dir / f".complete-{per_class}x{len(PHOTOS)}-{size[0]}x{size[1]}"
     if done.exists():
         return
-    for c in range(CLASSES):
-        (out_dir / f"class_{c:02d}").mkdir(parents=True, exist_ok=True)
-    per_photo = -(-n // len(PHOTOS))
-    jobs = []
-    for p, photo in enumerate(PHOTOS):
-        first = p * per_photo
-        count = min(per_photo, n - first)
-        chunk = max(1, count // 4)
-        for start in range(0, count, chunk):
-            jobs.append((photo, first + start, min(chunk, count - start), out_dir, first + start,
-                         size))
-    print(f"generating {n} {size[0]}x{size[1]} q90 tiles of {len(PHOTOS)} photos into "
+    print(f"generating {per_class * len(PHOTOS)} {size[0]}x{size[1]} q90 images into "
           f"{out_dir} ...", flush=True)
-    with mp.Pool(os.cpu_count()) as pool:
-        pool.map(_write_tiles, jobs)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make-sample-images"), str(out_dir),
+                    "--per-class", str(per_class), "--size", f"{size[0]}x{size[1]}"],
+                   check=True, stdout=subprocess.DEVNULL)
     done.touch()
 
 
 def image_files(out_dir):
-    return sorted(out_dir.glob("class_*/*.jpg"))
+    return sorted(out_dir.glob("*/*.jpg"))
 
 
 # ---------------------------------------------------------------- contenders
