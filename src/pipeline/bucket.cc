@@ -89,8 +89,7 @@ Result<size_t> BucketIterator::BucketOf(const Element& e) const {
   const Tensor& t = e.tensors.at(bucket_->length_index());
   if (t.shape().rank() == 0) {
     return InvalidArgument(node_->name() + ": feature '" + bucket_->options().length_feature +
-                           "' is a scalar; its length is undefined: " +
-                           ctx_->DescribeRecord(e.id));
+                           "' is a scalar; its length is undefined: " + ctx_->DescribeRecord(e.id));
   }
   const auto& bounds = bucket_->options().boundaries;
   return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), t.shape()[0]) -
@@ -220,7 +219,8 @@ Result<NodePtr> MakeBucketNode(NodePtr input, const BucketOptions& options) {
   }
   SLUICE_ASSIGN_OR_RETURN(size_t length_index, input->schema().Index(options.length_feature));
   Schema schema;
-  SLUICE_ASSIGN_OR_RETURN(PaddingPlan plan, PlanPadding(input->schema(), options.padding, -1, &schema));
+  SLUICE_ASSIGN_OR_RETURN(PaddingPlan plan,
+                          PlanPadding(input->schema(), options.padding, -1, &schema));
   return NodePtr(std::make_shared<BucketNode>(std::move(input), std::move(schema), options,
                                               length_index, std::move(plan)));
 }
