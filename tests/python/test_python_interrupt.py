@@ -21,8 +21,9 @@ import sluice
 slow = True
 def work(e):
     # parallelism 0: the caller's thread runs the map, slowly. parallelism 2: only pool
-    # threads are slow, so the caller soon waits for a chunk a pool thread computes (the
-    # wait-check path), however much it helps with other chunks.
+    # threads are slow, so the caller mostly waits for chunks pool threads compute (the
+    # wait-check path); the signal may still land while it runs this function for a chunk
+    # of its own.
     if slow and ({par} == 0 or threading.current_thread() is not threading.main_thread()):
         time.sleep(0.05)
     return e
@@ -57,8 +58,8 @@ def run_and_interrupt(body, parallelism):
 def test_sigint_during_next_raises_keyboard_interrupt(parallelism):
     code, out, err = run_and_interrupt("next(it)\nprint('not interrupted')", parallelism)
     assert "KeyboardInterrupt" in err, err
-    # Where the interrupt surfaced: inside the map on the caller's thread, or in the wait.
-    assert ('in work' in err) == (parallelism == 0), err
+    if parallelism == 0:  # the caller's thread was inside the map when the signal came
+        assert "in work" in err, err
     assert "not interrupted" not in out
     assert code in (-signal.SIGINT, 128 + signal.SIGINT, 1), (code, err)
     assert "Fatal" not in err and "Segmentation" not in err and "terminate" not in err
