@@ -4,22 +4,25 @@
 
 #include "errors.h"
 #include "tensors.h"
+#include "thread_gil.h"
 
 namespace sluice::python {
 namespace {
 
-// Holds the callable; destroyed with the GIL held (stages may drop their copy of the
-// std::function on a pool thread, so the last reference must not decref without it).
+// Holds the callable; destroyed with the GIL held (the last reference to the stage may
+// drop on any thread, so its Python objects must not be released without it).
 class PythonCallable {
  public:
   explicit PythonCallable(py::object fn) : fn_(std::move(fn)) {}
   ~PythonCallable() {
-    if (!Py_IsInitialized() || _Py_IsFinalizing()) {
-      fn_.release();  // the interpreter is gone: leak rather than touch it
+    if (!PythonAlive()) {  // the interpreter is going: leak rather than touch it
+      fn_.release();
+      for (py::str& name : names_) name.release();
       return;
     }
-    py::gil_scoped_acquire gil;
+    PipelineThreadGil gil;
     fn_ = py::object();
+    names_.clear();
   }
   const py::object& fn() const { return fn_; }
 
@@ -77,7 +80,7 @@ Status StoreResult(py::handle result, const pipeline::MapContext& ctx, pipeline:
 pipeline::MapFn PythonMap(py::object fn, bool with_seed) {
   auto callable = std::make_shared<PythonCallable>(std::move(fn));
   return [callable, with_seed](pipeline::Element* e, const pipeline::MapContext& ctx) -> Status {
-    py::gil_scoped_acquire gil;
+    PipelineThreadGil gil;
     try {
       py::dict element = ElementToDict(*e, callable->Names(ctx.input_schema()));
       py::object result =
@@ -94,7 +97,7 @@ pipeline::MapFn PythonMap(py::object fn, bool with_seed) {
 pipeline::FilterFn PythonFilter(py::object predicate) {
   auto callable = std::make_shared<PythonCallable>(std::move(predicate));
   return [callable](const pipeline::Element& e, const pipeline::MapContext& ctx) -> Result<bool> {
-    py::gil_scoped_acquire gil;
+    PipelineThreadGil gil;
     try {
       py::dict element = ElementToDict(e, callable->Names(ctx.input_schema()));
       return py::bool_(callable->fn()(element)).cast<bool>();
