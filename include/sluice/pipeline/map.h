@@ -1,0 +1,73 @@
+// map(fn) and filter(pred): user functions over elements, run in parallel on the pipeline's
+// pool. Output order is the input order unless `ordered = false`.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "sluice/base/status.h"
+#include "sluice/pipeline/element.h"
+#include "sluice/pipeline/pipeline_options.h"
+#include "sluice/pipeline/sample_rng.h"
+
+namespace sluice::pipeline {
+
+// What a map function knows besides the element.
+class MapContext {
+ public:
+  MapContext(const RecordId* record, uint64_t seed, BufferPool* pool, const Schema* input,
+             const Schema* output, const std::atomic<bool>* stopping)
+      : record_(record),
+        seed_(seed),
+        pool_(pool),
+        input_(input),
+        output_(output),
+        stopping_(stopping) {}
+
+  const RecordId& record() const { return *record_; }
+  // Random numbers for this sample: a pure function of (seed, epoch, global position), so
+  // augmentation is identical for any thread count, world size or restore point.
+  SampleRng rng() const { return SampleRng(seed_, record_->epoch, record_->position); }
+  // Where to allocate tensor buffers (Tensor::Resize*).
+  BufferPool* pool() const { return pool_; }
+  const Schema& input_schema() const { return *input_; }
+  const Schema& output_schema() const { return *output_; }
+  // Long-running functions may poll this and return early: the iterator is being destroyed.
+  bool cancelled() const { return stopping_ && stopping_->load(std::memory_order_relaxed); }
+
+ private:
+  const RecordId* record_;
+  uint64_t seed_;
+  BufferPool* pool_;
+  const Schema* input_;
+  const Schema* output_;
+  const std::atomic<bool>* stopping_;
+};
+
+// Transforms an element in place (tensors may be resized, added or removed to match the
+// output schema). Must be thread-safe: it runs on many threads at once.
+using MapFn = std::function<Status(Element* element, const MapContext& ctx)>;
+// Keeps an element when it returns true.
+using FilterFn = std::function<Result<bool>(const Element& element, const MapContext& ctx)>;
+
+inline constexpr int kAutotune = -1;
+
+struct MapOptions {
+  std::string name;  // Default: "" (stage "map"); "decode" names the stage "map:decode"
+  // Concurrent map tasks. Default: kAutotune (starts at 1). 0 = run on the consumer's thread.
+  int parallelism = kAutotune;
+  // Deliver in input order. false trades determinism (and exact Save) for throughput.
+  bool ordered = true;                    // Default: true
+  std::optional<Schema> output_schema;    // Default: the input schema
+  std::optional<ErrorPolicy> on_error;    // Default: PipelineOptions::on_error
+  size_t chunk_elements = 32;             // Default: 32 elements per task
+};
+
+struct FilterOptions {
+  std::string name;                     // Default: "" (stage "filter")
+  std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
+};
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,39 @@
+// Options of the read stage (the source) and of the order stages that configure it:
+// shuffle (GlobalOrder) and shard (RankSlice). read + shuffle + shard are not streaming
+// stages: they decide which record the source reads at each step (docs/pipeline.md, "Order").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/io/file_system.h"
+#include "sluice/pipeline/global_order.h"
+#include "sluice/pipeline/pipeline_options.h"
+
+namespace sluice::pipeline {
+
+struct ReadOptions {
+  // Each entry is a shard file, a directory holding dataset.json, or a glob; shards are read
+  // in the order given (each entry's shards sorted). Ignored by Dataset::FromSource.
+  std::vector<std::string> paths;
+  // Default: null = the file system FileSystemFor() picks for each path.
+  io::FileSystem* fs = nullptr;
+  bool verify_crc = true;  // Default: true
+  // Read tasks in flight (each reads chunk_records records). Default: 0 = autotune
+  // (starts at 2).
+  uint32_t parallelism = 0;
+  uint32_t chunk_records = 64;  // Default: 64 records per read task
+  uint64_t epoch = 0;           // Default: 0 (the first epoch; repeat counts on from it)
+  std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
+};
+
+struct ShuffleOptions {
+  ShuffleMode mode = ShuffleMode::kGlobal;  // Default: global
+  uint64_t seed = 0;                        // Default: 0
+  uint32_t block_shards = 4;                // Default: 4 (block mode: shards per window)
+  size_t buffer_size = 10000;               // Default: 10000 elements (buffer mode)
+};
+
+}  // namespace sluice::pipeline

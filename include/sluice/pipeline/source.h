@@ -1,0 +1,41 @@
+// RecordSource: random access to the records of one dataset snapshot. The read stage asks it
+// for record (shard, index) of the position it is at in the epoch's order; everything about
+// files, codecs and indexes stays behind this interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/base/bytes.h"
+#include "sluice/base/status.h"
+#include "sluice/format/shard_index.h"
+#include "sluice/io/file_system.h"
+
+namespace sluice::pipeline {
+
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  // The snapshot: records per shard, in shard order.
+  virtual const std::vector<uint64_t>& shard_records() const = 0;
+  // The shard's name in error messages and quarantine files (its path for files).
+  virtual const std::string& shard_name(uint32_t shard) const = 0;
+  // Reads record `index` of `shard`. The view points into *scratch or into memory the source
+  // owns (valid while it lives). Errors name the shard, record and byte offset.
+  // Threading: safe to call concurrently (that is how reads are kept in flight).
+  virtual Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const = 0;
+};
+
+// Records held in memory, one vector per shard (tests, small datasets, benchmarks).
+std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::string>> shards);
+
+// Indexed shard files (any codec) read through format::ShardReader: each read is one ranged
+// read (and for zstd one frame decompression, cached per thread). Opens every shard and its
+// index ("<shard>.idx", built in memory when missing and options.build_missing_index).
+Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
+                                                      const std::vector<std::string>& paths,
+                                                      const format::ShardReaderOptions& options = {});
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,107 @@
+// batch(n) and padded_batch(n): gather n elements (reusing Element objects) and stack each
+// feature into one contiguous buffer. The batch carries its last element's mark, so a Save
+// after a batch resumes right after it.
+#include "nodes.h"
+#include "stacking.h"
+
+namespace sluice::pipeline {
+namespace {
+
+class BatchNode final : public DatasetNode {
+ public:
+  BatchNode(NodePtr input, Schema schema, size_t batch_size, bool drop_remainder,
+            std::optional<PaddingPlan> plan)
+      : DatasetNode(std::move(input), std::move(schema)),
+        batch_size_(batch_size),
+        drop_remainder_(drop_remainder),
+        plan_(std::move(plan)) {}
+  std::string_view kind() const override { return plan_ ? "padded_batch" : "batch"; }
+  Result<std::unique_ptr<StageIterator>> MakeIterator(PipelineContext* ctx,
+                                                      const IteratorArgs& args) const override;
+
+  size_t batch_size() const { return batch_size_; }
+  bool drop_remainder() const { return drop_remainder_; }
+  const std::optional<PaddingPlan>& plan() const { return plan_; }
+
+ private:
+  size_t batch_size_;
+  bool drop_remainder_;
+  std::optional<PaddingPlan> plan_;  // set for padded_batch
+};
+
+class BatchIterator final : public StageIterator {
+ public:
+  BatchIterator(PipelineContext* ctx, const BatchNode* node, std::unique_ptr<StageIterator> input)
+      : StageIterator(ctx, node, std::move(input)), batch_(node), timing_(counters_) {
+    stack_.pool = ctx->buffers();
+    stack_.schema = &node->input()->schema();
+    stack_.ctx = ctx;
+    stack_.stage = node->name();
+    pending_.resize(node->batch_size());
+  }
+
+  Result<bool> Next(Element* out) override {
+    if (done_) return false;
+    timing_.Begin();
+    size_t n = 0;
+    while (n < batch_->batch_size()) {
+      if (stopped()) return StoppedError();
+      Result<bool> more = timing_.InputNext(input_.get(), &pending_[n]);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      ++n;
+    }
+    if (n < batch_->batch_size()) done_ = true;
+    if (n == 0 || (done_ && batch_->drop_remainder())) {
+      timing_.End(0, 0);
+      return false;
+    }
+    Status s = batch_->plan() ? StackPadded(stack_, *batch_->plan(), pending_, n, out)
+                              : StackBatch(stack_, pending_, n, out);
+    if (!s.ok()) return s;
+    timing_.End(1, timing_.sampled() ? out->bytes() : 0);
+    return true;
+  }
+
+ private:
+  const BatchNode* batch_;
+  StackContext stack_;
+  SyncTiming timing_;
+  std::vector<Element> pending_;  // reused across batches
+  bool done_ = false;
+};
+
+Result<std::unique_ptr<StageIterator>> BatchNode::MakeIterator(PipelineContext* ctx,
+                                                               const IteratorArgs& args) const {
+  SLUICE_ASSIGN_OR_RETURN(auto input, this->input()->MakeIterator(ctx, args));
+  return std::unique_ptr<StageIterator>(
+      std::make_unique<BatchIterator>(ctx, this, std::move(input)));
+}
+
+int64_t BatchDim(size_t batch_size, bool drop_remainder) {
+  return drop_remainder ? static_cast<int64_t>(batch_size) : -1;
+}
+
+}  // namespace
+
+Result<NodePtr> MakeBatchNode(NodePtr input, const BatchOptions& options) {
+  if (options.batch_size == 0) return InvalidArgument("batch: batch_size must be >= 1");
+  Schema schema = BatchSchema(input->schema(), BatchDim(options.batch_size, options.drop_remainder));
+  return NodePtr(std::make_shared<BatchNode>(std::move(input), std::move(schema),
+                                             options.batch_size, options.drop_remainder,
+                                             std::nullopt));
+}
+
+Result<NodePtr> MakePaddedBatchNode(NodePtr input, const PaddedBatchOptions& options) {
+  if (options.batch_size == 0) return InvalidArgument("padded_batch: batch_size must be >= 1");
+  Schema schema;
+  SLUICE_ASSIGN_OR_RETURN(
+      PaddingPlan plan,
+      PlanPadding(input->schema(), options.padding,
+                  BatchDim(options.batch_size, options.drop_remainder), &schema));
+  return NodePtr(std::make_shared<BatchNode>(std::move(input), std::move(schema),
+                                             options.batch_size, options.drop_remainder,
+                                             std::move(plan)));
+}
+
+}  // namespace sluice::pipeline

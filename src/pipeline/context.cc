@@ -1,0 +1,157 @@
+#include "context.h"
+
+#include <algorithm>
+
+#include "stage.h"
+
+namespace sluice::pipeline {
+
+StageStats StageCounters::Snapshot() const {
+  auto sec = [](const std::atomic<uint64_t>& ns) { return ns.load() * 1e-9; };
+  StageStats s;
+  s.name = name;
+  s.elements = elements.load();
+  s.bytes = bytes.load();
+  s.busy_seconds = sec(busy_ns);
+  s.input_wait_seconds = sec(input_wait_ns);
+  s.output_wait_seconds = sec(output_wait_ns);
+  s.buffered = buffered.load();
+  s.buffer_capacity = capacity.load();
+  s.parallelism = parallelism.load();
+  s.skipped = skipped.load();
+  s.quarantined = quarantined.load();
+  return s;
+}
+
+Status QuarantineSink::Add(const std::string& line) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!file_) {
+    if (path_.empty()) {
+      return InvalidArgument("on_error = quarantine needs PipelineOptions::quarantine_path");
+    }
+    SLUICE_ASSIGN_OR_RETURN(file_, fs_->OpenForWrite(path_));
+  }
+  return file_->Append(line);
+}
+
+Status QuarantineSink::Close() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!file_) return Status::OK();
+  Status s = file_->Close();
+  file_.reset();
+  return s;
+}
+
+PipelineContext::PipelineContext(const PipelineOptions& options, ThreadPool* pool,
+                                 BufferPool* buffers, MemoryBudget* budget,
+                                 QuarantineSink* quarantine)
+    : options_(options),
+      pool_(pool),
+      buffers_(buffers),
+      budget_(budget),
+      quarantine_(quarantine) {}
+
+void PipelineContext::RegisterGraph(const DatasetNode* root) {
+  nodes_.clear();
+  for (const DatasetNode* n = root; n != nullptr; n = n->input()) nodes_.push_back(n);
+  std::reverse(nodes_.begin(), nodes_.end());
+  counters_.clear();
+  for (const DatasetNode* n : nodes_) {
+    counters_.push_back(std::make_unique<StageCounters>());
+    counters_.back()->name = n->name();
+  }
+}
+
+size_t PipelineContext::NodeIndex(const DatasetNode* node) const {
+  auto it = std::find(nodes_.begin(), nodes_.end(), node);
+  return static_cast<size_t>(it - nodes_.begin());
+}
+
+std::string PipelineContext::StateKey(const DatasetNode* node) const {
+  // Prefetch stages hold no state and are not counted, so a state restores into the same
+  // pipeline with or without prefetch.
+  size_t index = 0;
+  for (size_t i = 0; i < NodeIndex(node); ++i) index += nodes_[i]->kind() != "prefetch";
+  return std::to_string(index) + "." + std::string(node->kind());
+}
+
+StageCounters* PipelineContext::Counters(const DatasetNode* node) {
+  return counters_.at(NodeIndex(node)).get();
+}
+
+Result<size_t> PipelineContext::CounterSlot(const DatasetNode* node) {
+  std::lock_guard<std::mutex> l(slots_mu_);
+  auto it = slots_.find(node);
+  if (it != slots_.end()) return it->second;
+  if (slots_.size() == kMaxStageCounters) {
+    return InvalidArgument("pipeline has more than " + std::to_string(kMaxStageCounters) +
+                           " counting stages (take, skip, buffer shuffle, bucket_by_length)");
+  }
+  size_t slot = slots_.size();
+  slots_[node] = slot;
+  return slot;
+}
+
+std::vector<StageStats> PipelineContext::SnapshotStages() const {
+  std::vector<StageStats> out;
+  for (const auto& c : counters_) out.push_back(c->Snapshot());
+  return out;
+}
+
+std::string PipelineContext::DescribeRecord(const RecordId& id) const {
+  std::string shard = source_ && id.shard < source_->shard_records().size()
+                          ? source_->shard_name(id.shard)
+                          : std::to_string(id.shard);
+  return "shard '" + shard + "' record " + std::to_string(id.index) + " (epoch " +
+         std::to_string(id.epoch) + ", position " + std::to_string(id.position) + ")";
+}
+
+Status PipelineContext::OnRecordError(StageCounters* stage, ErrorPolicy policy,
+                                      const RecordId& id, const Status& error) {
+  if (error.code() == StatusCode::kCancelled) return error;
+  if (policy == ErrorPolicy::kRaise) {
+    return error.WithContext(stage->name + ": " + DescribeRecord(id));
+  }
+  stage->Add(stage->skipped, 1);
+  if (policy == ErrorPolicy::kQuarantine) {
+    std::string shard = source_ ? source_->shard_name(id.shard) : std::to_string(id.shard);
+    std::string message = error.ToString();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    SLUICE_RETURN_IF_ERROR(quarantine_->Add(shard + "\t" + std::to_string(id.index) + "\t" +
+                                            stage->name + "\t" + message + "\n"));
+    stage->Add(stage->quarantined, 1);
+  }
+  return Status::OK();
+}
+
+void PipelineContext::AddTunable(Tunable* t) {
+  std::lock_guard<std::mutex> l(tunables_mu_);
+  tunables_.push_back(t);
+}
+
+void PipelineContext::RemoveTunable(Tunable* t) {
+  std::lock_guard<std::mutex> l(tunables_mu_);
+  tunables_.erase(std::remove(tunables_.begin(), tunables_.end(), t), tunables_.end());
+}
+
+std::string_view ErrorPolicyName(ErrorPolicy policy) {
+  switch (policy) {
+    case ErrorPolicy::kRaise:
+      return "raise";
+    case ErrorPolicy::kSkip:
+      return "skip";
+    case ErrorPolicy::kQuarantine:
+      return "quarantine";
+  }
+  return "?";
+}
+
+Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
+  for (ErrorPolicy p : {ErrorPolicy::kRaise, ErrorPolicy::kSkip, ErrorPolicy::kQuarantine}) {
+    if (ErrorPolicyName(p) == name) return p;
+  }
+  return InvalidArgument("unknown on_error policy '" + std::string(name) +
+                         "' (expected raise, skip or quarantine)");
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,289 @@
+#include "parallel_runner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "stage.h"
+
+namespace sluice::pipeline {
+
+void Chunk::Drop(size_t i) {
+  std::rotate(elems.begin() + static_cast<ptrdiff_t>(i),
+              elems.begin() + static_cast<ptrdiff_t>(i) + 1,
+              elems.begin() + static_cast<ptrdiff_t>(size));
+  --size;
+}
+
+ParallelRunner::ParallelRunner(PipelineContext* ctx, StageCounters* counters, ChunkWork* work,
+                               RunnerOptions options)
+    : ctx_(ctx),
+      gate_(std::make_shared<TaskGate>()),
+      counters_(counters),
+      work_(work),
+      options_(options),
+      parallelism_(options.parallelism),
+      window_(std::max<size_t>(1, options.window)) {
+  counters_->parallelism.store(static_cast<uint32_t>(std::max<size_t>(1, parallelism_)));
+  counters_->capacity.store(window_ * options_.chunk_elements);
+  gate_->runner = this;
+  if (options_.tunable) ctx_->AddTunable(this);
+}
+
+ParallelRunner::~ParallelRunner() {
+  Shutdown();
+  for (Chunk* c : slots_) {
+    if (c) ctx_->budget()->Release(c->charged);
+  }
+  for (Chunk* c : ready_) ctx_->budget()->Release(c->charged);
+  if (cur_) ctx_->budget()->Release(cur_->charged);
+  counters_->buffered.store(0);
+}
+
+void ParallelRunner::Shutdown() {
+  if (options_.tunable) ctx_->RemoveTunable(this);
+  {
+    std::lock_guard<std::mutex> g(gate_->mu);
+    gate_->runner = nullptr;  // queued tasks will find the gate closed
+  }
+  Stop();
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return running_ == 0; });
+}
+
+void ParallelRunner::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    stopping_flag_.store(true, std::memory_order_relaxed);
+  }
+  cv_.notify_all();
+}
+
+bool ParallelRunner::RoomLocked() const {
+  uint64_t outstanding = pulled_ - consumed_;
+  if (outstanding == 0) return true;  // progress is always allowed
+  return outstanding < window_ && !ctx_->budget()->exhausted();
+}
+
+void ParallelRunner::MaybeScheduleLocked() {
+  if (stopping_ || input_done_) return;
+  while (scheduled_ + running_ < parallelism_ && RoomLocked() &&
+         pulled_ - consumed_ + scheduled_ < window_) {
+    ++scheduled_;
+    ctx_->pool()->Submit([gate = gate_] { RunTask(gate); });
+  }
+  // Output-blocked time: nothing runs because the consumer has not taken what is ready.
+  bool throttled = scheduled_ + running_ == 0 && !RoomLocked();
+  if (throttled && throttled_since_ == 0) {
+    throttled_since_ = NowNs();
+  } else if (!throttled && throttled_since_ != 0) {
+    counters_->Add(counters_->output_wait_ns, NowNs() - throttled_since_);
+    throttled_since_ = 0;
+  }
+}
+
+Chunk* ParallelRunner::AcquireChunkLocked() {
+  if (free_.empty()) {
+    owned_.push_back(std::make_unique<Chunk>());
+    return owned_.back().get();
+  }
+  Chunk* c = free_.back();
+  free_.pop_back();
+  return c;
+}
+
+bool ParallelRunner::RunOneHoldingInput() {
+  Chunk* c = nullptr;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!stopping_ && !input_done_ && RoomLocked()) {
+      c = AcquireChunkLocked();
+      c->Reset(pulled_++);
+      if (options_.ordered) slots_.push_back(nullptr);
+    }
+  }
+  if (c == nullptr) {
+    input_mu_.unlock();
+    { std::lock_guard<std::mutex> l(mu_); }  // a waiter that saw input_mu_ taken is waiting now
+    cv_.notify_all();
+    return false;
+  }
+  uint64_t t0 = NowNs();
+  work_->Pull(c, options_.chunk_elements);
+  uint64_t t1 = NowNs();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (c->end || !c->status.ok()) input_done_ = true;
+    input_mu_.unlock();
+    MaybeScheduleLocked();  // the next pull can start while this chunk is worked on
+  }
+  if (c->size > 0) work_->Work(c);
+  uint64_t t2 = NowNs();
+
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < c->size; ++i) bytes += c->elems[i].bytes();
+  counters_->Add(counters_->input_wait_ns, t1 - t0);
+  counters_->Add(counters_->busy_ns, t2 - t1);
+  counters_->Add(counters_->elements, c->size);
+  counters_->Add(counters_->bytes, bytes);
+  ctx_->budget()->Charge(bytes);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    c->charged = bytes;
+    avg_chunk_bytes_ = avg_chunk_bytes_ == 0 ? bytes : (avg_chunk_bytes_ * 7 + bytes) / 8;
+    if (options_.ordered) {
+      slots_[c->seq - consumed_] = c;
+    } else {
+      c->end = false;  // in completion order the runner decides where the stream ends
+      ready_.push_back(c);
+    }
+    counters_->buffered.store((pulled_ - consumed_) * options_.chunk_elements);
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void ParallelRunner::RunTask(const std::shared_ptr<TaskGate>& gate) {
+  ParallelRunner* r = nullptr;
+  {
+    std::lock_guard<std::mutex> g(gate->mu);
+    r = gate->runner;
+    if (r == nullptr) return;
+    std::lock_guard<std::mutex> l(r->mu_);
+    --r->scheduled_;
+    if (r->stopping_) return;
+    ++r->running_;  // under the gate: the destructor now waits for this task
+  }
+  r->TaskLoop();
+}
+
+void ParallelRunner::TaskLoop() {
+  bool contended = false;
+  for (;;) {
+    if (!input_mu_.try_lock()) {
+      contended = true;  // whoever pulls will hand the chunk over; no point in queueing
+      break;
+    }
+    if (!RunOneHoldingInput()) break;
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  --running_;
+  if (!contended) MaybeScheduleLocked();  // e.g. autotune raised the parallelism meanwhile
+  cv_.notify_all();
+}
+
+Chunk* ParallelRunner::PopReadyLocked() {
+  Chunk* c = nullptr;
+  if (options_.ordered) {
+    if (slots_.empty() || slots_.front() == nullptr) return nullptr;
+    c = slots_.front();
+    slots_.pop_front();
+  } else {
+    if (ready_.empty()) return nullptr;
+    c = ready_.front();
+    ready_.pop_front();
+  }
+  ++consumed_;
+  counters_->buffered.store((pulled_ - consumed_) * options_.chunk_elements);
+  return c;
+}
+
+Result<Chunk*> ParallelRunner::TakeChunk() {
+  std::unique_lock<std::mutex> l(mu_);
+  MaybeScheduleLocked();
+  for (;;) {
+    if (stopping_) return Cancelled("iterator cancelled");
+    if (Chunk* c = PopReadyLocked()) {
+      MaybeScheduleLocked();
+      return c;
+    }
+    if (input_done_ && pulled_ == consumed_) return nullptr;  // unordered end of stream
+    if (!input_done_ && RoomLocked() && input_mu_.try_lock()) {
+      l.unlock();
+      RunOneHoldingInput();
+      l.lock();
+      continue;
+    }
+    cv_.wait(l);
+  }
+}
+
+void ParallelRunner::Recycle(Chunk* c) {
+  ctx_->budget()->Release(c->charged);
+  std::lock_guard<std::mutex> l(mu_);
+  c->charged = 0;
+  free_.push_back(c);
+  MaybeScheduleLocked();
+}
+
+Result<bool> ParallelRunner::Next(Element* out) {
+  for (;;) {
+    if (cur_ != nullptr) {
+      if (cur_->next < cur_->size) {
+        std::swap(*out, cur_->elems[cur_->next++]);
+        return true;
+      }
+      if (!cur_->status.ok()) return cur_->status;
+      if (cur_->end) return false;
+      Recycle(cur_);
+      cur_ = nullptr;
+    }
+    if (finished_) return false;
+    Result<Chunk*> c = TakeChunk();
+    if (!c.ok()) return c.status();
+    if (*c == nullptr) {
+      finished_ = true;
+      return false;
+    }
+    cur_ = *c;
+  }
+}
+
+size_t ParallelRunner::value() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return options_.kind == Kind::kPrefetchDepth ? window_ : parallelism_;
+}
+
+void ParallelRunner::set_value(size_t v) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (options_.kind == Kind::kPrefetchDepth) {
+    window_ = std::clamp<size_t>(v, 1, options_.max_window);
+  } else {
+    parallelism_ = std::clamp<size_t>(v, 1, options_.max_parallelism);
+    window_ = std::max(window_, 2 * parallelism_);
+    counters_->parallelism.store(static_cast<uint32_t>(parallelism_));
+  }
+  counters_->capacity.store(window_ * options_.chunk_elements);
+  MaybeScheduleLocked();
+}
+
+uint64_t ParallelRunner::unit_bytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return options_.kind == Kind::kPrefetchDepth ? avg_chunk_bytes_ : 2 * avg_chunk_bytes_;
+}
+
+void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,
+                   size_t max_elements, uint64_t deadline_ns) {
+  const uint64_t cap = ChunkByteCap(runner.context());
+  uint64_t bytes = 0;
+  while (c->size < max_elements) {
+    if (runner.stopping()) {
+      c->status = Cancelled("iterator cancelled");
+      return;
+    }
+    Result<bool> more = input->Next(&c->Slot(c->size));
+    if (!more.ok()) {
+      c->status = more.status();
+      return;
+    }
+    if (!*more) {
+      c->end = true;
+      return;
+    }
+    bytes += c->elems[c->size].bytes();
+    ++c->size;
+    if (bytes >= cap || (deadline_ns != 0 && NowNs() > deadline_ns)) return;
+  }
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,48 @@
+// The RecordSource of shard files: one format::ShardReader per shard.
+#include "sluice/format/shard_index.h"
+#include "sluice/pipeline/source.h"
+
+namespace sluice::pipeline {
+namespace {
+
+class ShardSource final : public RecordSource {
+ public:
+  explicit ShardSource(std::vector<std::unique_ptr<format::ShardReader>> readers)
+      : readers_(std::move(readers)) {
+    for (const auto& r : readers_) {
+      counts_.push_back(r->num_records());
+      names_.push_back(r->path());
+    }
+  }
+  const std::vector<uint64_t>& shard_records() const override { return counts_; }
+  const std::string& shard_name(uint32_t shard) const override { return names_[shard]; }
+  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
+    if (shard >= readers_.size()) {
+      return OutOfRange("shard " + std::to_string(shard) + " of " +
+                        std::to_string(readers_.size()));
+    }
+    SLUICE_RETURN_IF_ERROR(readers_[shard]->Read(index, scratch));
+    return ByteView(*scratch);
+  }
+
+ private:
+  std::vector<std::unique_ptr<format::ShardReader>> readers_;
+  std::vector<uint64_t> counts_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
+                                                      const std::vector<std::string>& paths,
+                                                      const format::ShardReaderOptions& options) {
+  if (paths.empty()) return InvalidArgument("read: no shard files");
+  std::vector<std::unique_ptr<format::ShardReader>> readers;
+  for (const std::string& path : paths) {
+    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, options));
+    readers.push_back(std::move(reader));
+  }
+  return std::shared_ptr<RecordSource>(std::make_shared<ShardSource>(std::move(readers)));
+}
+
+}  // namespace sluice::pipeline

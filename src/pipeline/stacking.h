@@ -1,0 +1,42 @@
+// Stacking elements into batches: one contiguous buffer per feature (batch), padded to the
+// longest element (padded_batch, bucket_by_length) with an optional mask per padded feature.
+#pragma once
+
+#include <vector>
+
+#include "sluice/pipeline/batch.h"
+#include "context.h"
+#include "sluice/pipeline/element.h"
+
+namespace sluice::pipeline {
+
+// Describes what padded stacking produces for an input schema: which features are padded,
+// and where their masks go.
+struct PaddingPlan {
+  std::vector<bool> padded;      // per input feature: pad (rank >= 1) or stack as is
+  std::vector<int> mask_index;   // per input feature: output tensor of its mask, or -1
+  std::vector<double> pad_value; // per input feature
+  size_t multiple = 1;
+};
+
+// The plan and the output schema of padded stacking; `batch_dim` is the batch dimension of
+// the schema (-1 when the last batch may be smaller).
+Result<PaddingPlan> PlanPadding(const Schema& input, const PaddingOptions& options,
+                                int64_t batch_dim, Schema* output);
+// The output schema of plain stacking.
+Schema BatchSchema(const Schema& input, int64_t batch_dim);
+
+// Stacks elems[0, n) into `out` (its tensors reused when possible); id and mark are the
+// last element's. Errors (InvalidArgument) name the feature and the records that disagree.
+struct StackContext {
+  BufferPool* pool = nullptr;
+  const Schema* schema = nullptr;          // input schema (feature names in errors)
+  const PipelineContext* ctx = nullptr;    // names records in errors
+  std::string stage;                       // "batch", "bucket_by_length"
+};
+Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, size_t n,
+                  Element* out);
+Status StackPadded(const StackContext& sc, const PaddingPlan& plan,
+                   const std::vector<Element>& elems, size_t n, Element* out);
+
+}  // namespace sluice::pipeline

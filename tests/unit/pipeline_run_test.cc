@@ -1,0 +1,227 @@
+// Running a pipeline: errors reach the consumer with stage and record identity (raise, skip,
+// quarantine), destroying an iterator cancels its work, the memory budget holds under a slow
+// consumer, steady state reuses buffers, the stall report names the bottleneck, autotune
+// reacts to it.
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "pipeline_test_util.h"
+
+namespace sluice::pipeline {
+namespace {
+
+using testing::Drain;
+using testing::IdMap;
+using testing::Ids;
+using testing::MakeIt;
+using testing::ParseId;
+using Clock = std::chrono::steady_clock;
+
+// Fails every record whose global id is in `bad`, like a shard with a damaged frame.
+class FaultySource final : public RecordSource {
+ public:
+  FaultySource(std::shared_ptr<RecordSource> inner, std::set<int64_t> bad)
+      : inner_(std::move(inner)), bad_(std::move(bad)) {}
+  const std::vector<uint64_t>& shard_records() const override { return inner_->shard_records(); }
+  const std::string& shard_name(uint32_t s) const override { return inner_->shard_name(s); }
+  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
+    SLUICE_ASSIGN_OR_RETURN(ByteView v, inner_->Read(shard, index, scratch));
+    if (bad_.count(std::stoll(std::string(v)))) {
+      return DataLoss(shard_name(shard) + ": offset 4096: payload CRC mismatch (record " +
+                      std::to_string(index) + ")");
+    }
+    return v;
+  }
+
+ private:
+  std::shared_ptr<RecordSource> inner_;
+  std::set<int64_t> bad_;
+};
+
+Dataset Faulty(std::set<int64_t> bad, std::optional<ErrorPolicy> read_policy = std::nullopt) {
+  ReadOptions ro;
+  ro.on_error = read_policy;
+  return Dataset::FromSource(
+      std::make_shared<FaultySource>(testing::IdSource({10, 10, 10}), std::move(bad)), ro);
+}
+
+TEST(PipelineErrors, ReadErrorNamesStageShardAndRecordAndIsSticky) {
+  auto it = MakeIt(Faulty({13}).Map(ParseId, IdMap(2)).Batch(4).Prefetch(2), 2);
+  std::vector<int64_t> before = Drain(it.get(), 3);  // ids 0..11 are fine
+  EXPECT_EQ(before.size(), 12u);
+  Element e;
+  Result<bool> r = it->Next(&e);
+  ASSERT_FALSE(r.ok());
+  std::string m = r.status().message();
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(m.find("read: shard 'memory-shard-1' record 3"), std::string::npos) << m;
+  EXPECT_NE(m.find("offset 4096: payload CRC mismatch"), std::string::npos) << m;
+  EXPECT_EQ(it->Next(&e).status(), r.status()) << "errors are sticky";
+}
+
+TEST(PipelineErrors, MapErrorNamesTheMapStage) {
+  auto fail17 = [](Element* e, const MapContext& ctx) -> Status {
+    SLUICE_RETURN_IF_ERROR(ParseId(e, ctx));
+    if (*e->tensors[0].data<int64_t>() == 17) return InvalidArgument("cannot decode image");
+    return Status::OK();
+  };
+  MapOptions mo = IdMap(3);
+  mo.name = "decode";
+  auto it = MakeIt(Ids({10, 10}).Map(fail17, mo), 3);
+  Element e;
+  Status s;
+  for (;;) {
+    Result<bool> r = it->Next(&e);
+    if (!r.ok()) {
+      s = r.status();
+      break;
+    }
+    ASSERT_TRUE(*r) << "the error must not be lost";
+  }
+  EXPECT_NE(s.message().find("map:decode: shard 'memory-shard-1' record 7"), std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("cannot decode image"), std::string::npos);
+}
+
+TEST(PipelineErrors, SkipDropsBadRecordsAndCountsThem) {
+  PipelineOptions o;
+  o.threads = 2;
+  o.on_error = ErrorPolicy::kSkip;
+  auto it = MakeIt(Faulty({3, 22}).Map(ParseId, IdMap(2)).Batch(5), o);
+  std::vector<int64_t> got = Drain(it.get());
+  EXPECT_EQ(got.size(), 28u);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 3), 0);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 22), 0);
+  PipelineStats st = it->stats();
+  EXPECT_EQ(st.stages[0].name, "read");
+  EXPECT_EQ(st.stages[0].skipped, 2u);
+}
+
+TEST(PipelineErrors, QuarantineWritesRecordIdentities) {
+  auto fs = io::NewMemoryFileSystem();
+  PipelineOptions o;
+  o.threads = 2;
+  o.quarantine_fs = fs.get();
+  o.quarantine_path = "/q/bad.tsv";
+  ASSERT_TRUE(fs->CreateDirs("/q").ok());
+  {
+    auto it = MakeIt(Faulty({5, 25}, ErrorPolicy::kQuarantine), o);
+    EXPECT_EQ(Drain(it.get()).size(), 28u);
+    EXPECT_EQ(it->stats().stages[0].quarantined, 2u);
+  }
+  Result<std::string> q = fs->ReadAll("/q/bad.tsv");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_NE(q->find("memory-shard-0\t5\tread\t"), std::string::npos) << *q;
+  EXPECT_NE(q->find("memory-shard-2\t5\tread\t"), std::string::npos) << *q;
+  EXPECT_NE(q->find("payload CRC mismatch"), std::string::npos);
+}
+
+TEST(PipelineErrors, QuarantineWithoutPathIsAnError) {
+  auto it = MakeIt(Faulty({1}, ErrorPolicy::kQuarantine), 1);
+  Element e;
+  Status s;
+  while (s.ok()) {
+    Result<bool> r = it->Next(&e);
+    if (!r.ok()) s = r.status();
+    if (r.ok() && !*r) break;
+  }
+  EXPECT_NE(s.message().find("quarantine_path"), std::string::npos) << s.ToString();
+}
+
+// A map that takes ~2 ms per element (polling cancellation like a long decode would).
+Status Slow(Element* e, const MapContext& ctx) {
+  for (int i = 0; i < 20 && !ctx.cancelled(); ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return ParseId(e, ctx);
+}
+
+TEST(PipelineCancel, DestroyingABusyIteratorStopsAllWorkPromptly) {
+  MapOptions mo = IdMap(4);
+  mo.name = "slow";
+  for (int round = 0; round < 3; ++round) {
+    auto it = MakeIt(Ids({1000, 1000}).Shuffle({}).Map(Slow, mo).Repeat().Batch(16).Prefetch(8), 4);
+    if (round > 0) Drain(it.get(), static_cast<size_t>(round));
+    auto t0 = Clock::now();
+    it.reset();  // must neither hang nor leak (ASan checks the latter)
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+    // The contract is 100 ms; the bound is loose because this machine is shared.
+    EXPECT_LT(ms, 1000) << "round " << round;
+  }
+}
+
+TEST(PipelineCancel, DestroyingAnUnstartedIteratorIsImmediate) {
+  auto it = MakeIt(Ids({100}).Map(Slow, IdMap(2)).Prefetch(4), 2);
+  it.reset();
+  SUCCEED();
+}
+
+// 64 KiB records, a 1 MiB budget, a consumer slower than the pipeline.
+TEST(PipelineMemory, BudgetHoldsUnderASlowConsumer) {
+  std::vector<std::vector<std::string>> shards(2);
+  for (int i = 0; i < 400; ++i) shards[i % 2].push_back(std::string(64 << 10, 'x'));
+  PipelineOptions o;
+  o.threads = 4;
+  o.memory_budget_bytes = 1 << 20;
+  auto nop = [](Element*, const MapContext&) { return Status::OK(); };
+  MapOptions mo;
+  mo.parallelism = 2;
+  Dataset ds = Dataset::FromSource(NewMemorySource(shards)).Map(nop, mo).Batch(2).Prefetch(16);
+  auto it = MakeIt(ds, o);
+  Element e;
+  uint64_t peak_seen = 0;
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(*it->Next(&e));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    peak_seen = std::max(peak_seen, it->stats().memory_used_bytes);
+  }
+  PipelineStats st = it->stats();
+  // Each of the 3 running-ahead stages (read, map, prefetch) may start one chunk while the
+  // budget is not yet exhausted: at most one chunk (here <= a 128 KiB batch) over, each.
+  EXPECT_LE(st.memory_peak_bytes, o.memory_budget_bytes + 3 * (129u << 10)) << st.Report();
+  EXPECT_GT(st.memory_peak_bytes, o.memory_budget_bytes / 2) << "prefetch did run ahead";
+  EXPECT_LE(peak_seen, st.memory_peak_bytes);
+}
+
+TEST(PipelineMemory, SteadyStateReusesBuffers) {
+  // Buffers belong to reused Element objects; their number is bounded by the pipeline's
+  // depth (chunks x chunk size per stage), not by the elements that flow through.
+  // (Within an epoch: repeat builds each epoch's stage iterators afresh.)
+  auto it = MakeIt(Ids({64000}).Shuffle({}).Map(ParseId, IdMap(2)).Batch(64).Prefetch(4), 2);
+  EXPECT_EQ(Drain(it.get()).size(), 64000u);
+  EXPECT_LT(it->stats().buffer_allocations, 1500u) << "allocation per element or per batch";
+}
+
+TEST(PipelineStats, ReportNamesTheBottleneckAndCountsEveryStage) {
+  MapOptions mo = IdMap(2);
+  mo.name = "decode_image";
+  auto it = MakeIt(Ids({300}).Map(Slow, mo).Batch(10).Prefetch(2), 2);
+  EXPECT_EQ(Drain(it.get()).size(), 300u);
+  PipelineStats st = it->stats();
+  ASSERT_EQ(st.stages.size(), 4u);
+  EXPECT_EQ(st.stages[1].name, "map:decode_image");
+  EXPECT_EQ(st.stages[1].elements, 300u);
+  EXPECT_EQ(st.stages[0].elements, 300u);
+  EXPECT_EQ(st.stages[3].elements, 30u);
+  EXPECT_EQ(st.elements, 30u);
+  EXPECT_GT(st.consumer_wait_seconds, 0.0);
+  EXPECT_EQ(st.stages[static_cast<size_t>(st.bottleneck())].name, "map:decode_image");
+  std::string report = it->Report();
+  EXPECT_NE(report.find("trainer waited"), std::string::npos) << report;
+  EXPECT_NE(report.find("bottleneck: map:decode_image at"), std::string::npos) << report;
+  EXPECT_NE(report.find("2 threads"), std::string::npos) << report;
+}
+
+TEST(PipelineAutotune, RaisesParallelismOfASaturatedMap) {
+  MapOptions mo = IdMap(kAutotune);  // starts at one task
+  mo.name = "slow";
+  auto it = MakeIt(Ids({400}).Map(Slow, mo).Batch(4).Prefetch(), 4, /*autotune=*/true);
+  EXPECT_EQ(Drain(it.get()).size(), 400u);
+  PipelineStats st = it->stats();
+  EXPECT_GE(st.stages[1].parallelism, 2u) << st.Report();
+  EXPECT_GT(st.autotune_steps, 0u);
+}
+
+}  // namespace
+}  // namespace sluice::pipeline

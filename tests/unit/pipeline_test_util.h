@@ -1,0 +1,122 @@
+// Helpers of the pipeline tests: in-memory datasets whose records are their own global ids,
+// a map that turns records into an int64 "id" tensor, and draining iterators.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sluice/pipeline/dataset.h"
+
+namespace sluice::pipeline::testing {
+
+// `shards[i]` records in shard i; record payload = decimal global id ("0", "1", ...).
+inline std::shared_ptr<RecordSource> IdSource(const std::vector<uint64_t>& shards) {
+  std::vector<std::vector<std::string>> data;
+  uint64_t id = 0;
+  for (uint64_t n : shards) {
+    data.emplace_back();
+    for (uint64_t i = 0; i < n; ++i) data.back().push_back(std::to_string(id++));
+  }
+  return NewMemorySource(std::move(data));
+}
+
+inline Schema IdSchema() { return Schema({FeatureInfo{"id", DType::kInt64, Shape()}}); }
+
+// record (decimal string) -> {id: int64 scalar}
+inline Status ParseId(Element* e, const MapContext& ctx) {
+  ByteView s = e->tensors[0].string(0);
+  int64_t v = std::stoll(std::string(s));
+  e->tensors.resize(1);
+  e->tensors[0].ResizeDense(DType::kInt64, Shape(), ctx.pool());
+  *e->tensors[0].data<int64_t>() = v;
+  return Status::OK();
+}
+
+inline MapOptions IdMap(int parallelism = kAutotune) {
+  MapOptions o;
+  o.name = "parse_id";
+  o.parallelism = parallelism;
+  o.output_schema = IdSchema();
+  return o;
+}
+
+// A read of `shards` mapped to ids.
+inline Dataset Ids(const std::vector<uint64_t>& shards, const ReadOptions& read = {}) {
+  return Dataset::FromSource(IdSource(shards), read);
+}
+
+// All ids of one element: tensor 0 as int64 (scalar or batch) or as decimal strings.
+inline std::vector<int64_t> IdsOf(const Element& e) {
+  const Tensor& t = e.tensors.at(0);
+  std::vector<int64_t> out;
+  int64_t n = t.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    out.push_back(t.is_string() ? std::stoll(std::string(t.string(i))) : t.data<int64_t>()[i]);
+  }
+  return out;
+}
+
+// Next() up to `max_elements` times (all when 0); ids of everything returned, in order.
+// Fails the test on an error.
+inline std::vector<int64_t> Drain(Iterator* it, size_t max_elements = 0,
+                                  std::vector<size_t>* sizes = nullptr) {
+  std::vector<int64_t> ids;
+  Element e;
+  for (size_t n = 0; max_elements == 0 || n < max_elements; ++n) {
+    Result<bool> more = it->Next(&e);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    if (!more.ok() || !*more) break;
+    std::vector<int64_t> v = IdsOf(e);
+    if (sizes) sizes->push_back(v.size());
+    ids.insert(ids.end(), v.begin(), v.end());
+  }
+  return ids;
+}
+
+inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, const PipelineOptions& o) {
+  auto it = ds.MakeIterator(o);
+  EXPECT_TRUE(it.ok()) << it.status().ToString();
+  return it.ok() ? std::move(it).value() : nullptr;
+}
+
+inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, uint32_t threads = 2,
+                                        bool autotune = false) {
+  PipelineOptions o;
+  o.threads = threads;
+  o.autotune = autotune;
+  auto it = ds.MakeIterator(o);
+  EXPECT_TRUE(it.ok()) << it.status().ToString();
+  return it.ok() ? std::move(it).value() : nullptr;
+}
+
+}  // namespace sluice::pipeline::testing
+
+namespace sluice::pipeline::testing {
+
+// A source of `shards` x `per_shard` records generated on the fly (payload = decimal global
+// id): lets tests use 10M-record epochs without holding them.
+class VirtualSource final : public RecordSource {
+ public:
+  VirtualSource(uint32_t shards, uint64_t per_shard)
+      : counts_(shards, per_shard), per_shard_(per_shard) {
+    for (uint32_t s = 0; s < shards; ++s) names_.push_back("virtual-" + std::to_string(s));
+  }
+  const std::vector<uint64_t>& shard_records() const override { return counts_; }
+  const std::string& shard_name(uint32_t shard) const override { return names_[shard]; }
+  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
+    reads_.fetch_add(1, std::memory_order_relaxed);
+    *scratch = std::to_string(shard * per_shard_ + index);
+    return ByteView(*scratch);
+  }
+  uint64_t reads() const { return reads_.load(); }
+
+ private:
+  std::vector<uint64_t> counts_;
+  std::vector<std::string> names_;
+  uint64_t per_shard_;
+  mutable std::atomic<uint64_t> reads_{0};
+};
+
+}  // namespace sluice::pipeline::testing
