@@ -7,11 +7,10 @@
 // sequences not yet delivered; Restore re-reads those documents through the input (Refetch)
 // and re-adds them, never storing token bytes. The pipeline-internal stage interface
 // (src/pipeline/stage.h) is what stages above the pipeline layer implement.
-#include <algorithm>
 #include <cstring>
 #include <deque>
-#include <mutex>
 
+#include "../pipeline/emission_history.h"
 #include "../pipeline/stage.h"
 #include "sluice/text/stages.h"
 
@@ -55,8 +54,7 @@ class PackIterator final : public StageIterator {
                size_t slot, SequencePacker packer)
       : StageIterator(ctx, node, std::move(input)),
         pack_(node),
-        slot_(slot),
-        tag_(ctx->NewInstanceTag()),
+        history_(ctx, slot),
         packer_(std::move(packer)) {}
 
   Result<bool> Next(Element* out) override;
@@ -64,18 +62,14 @@ class PackIterator final : public StageIterator {
   Status Restore(const StateReader& r) override;
 
  private:
-  // Where the packer resumes after an emission: token offset, then (epoch, position) pairs.
-  struct Snapshot {
-    uint64_t emission;
-    std::vector<uint64_t> resume;
-  };
   // Adds document `doc` (its `feature` tensor) to the packer, from token `first`.
   Status AddDocument(const Element& doc, size_t first);
   void Emit(Element* out);
 
   const PackNode* pack_;
-  const size_t slot_;
-  const uint64_t tag_;
+  // After each emission, where the packer resumes: the token offset into the first document,
+  // then (epoch, position) of each document from there on.
+  pipeline::EmissionHistory history_;
   SequencePacker packer_;
   PackedBatch taken_;
   Element staging_;
@@ -85,10 +79,6 @@ class PackIterator final : public StageIterator {
   uint64_t first_doc_ = 0;
   Mark last_in_;  // mark of the latest element pulled
   bool input_done_ = false;
-
-  mutable std::mutex mu_;  // guards the members below (Save runs on the consumer's thread)
-  uint64_t emitted_ = 0;
-  std::deque<Snapshot> history_;  // emissions not yet delivered (and the last delivered)
 };
 
 Status PackIterator::AddDocument(const Element& doc, size_t first) {
@@ -137,49 +127,20 @@ void PackIterator::Emit(Element* out) {
     docs_.pop_front();
     ++first_doc_;
   }
-  Snapshot snap;
-  snap.resume.push_back(offset);
-  for (const RecordId& id : docs_) snap.resume.insert(snap.resume.end(), {id.epoch, id.position});
-  std::lock_guard<std::mutex> l(mu_);
-  snap.emission = ++emitted_;
-  out->mark = last_in_;
-  out->mark.counters[slot_] = PipelineContext::TaggedCount(tag_, emitted_);
-  uint64_t tagged = ctx_->delivered_counters[slot_].load(std::memory_order_relaxed);
-  if (PipelineContext::TagOf(tagged) == tag_) {
-    uint64_t delivered = PipelineContext::CountOf(tagged);
-    while (!history_.empty() && history_.front().emission < delivered) history_.pop_front();
-  }
-  history_.push_back(std::move(snap));
+  std::vector<uint64_t> resume{offset};
+  for (const RecordId& id : docs_) resume.insert(resume.end(), {id.epoch, id.position});
+  history_.Record(std::move(resume), last_in_, &out->mark);
 }
 
 Status PackIterator::Save(const Mark& delivered, StateWriter* w) const {
-  std::vector<uint64_t> resume;
-  uint64_t at = 0;
-  if (delivered.valid) {
-    at = PipelineContext::CountOf(delivered.counters[slot_]);
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = std::find_if(history_.begin(), history_.end(),
-                           [&](const Snapshot& s) { return s.emission == at; });
-    if (it == history_.end()) {
-      return Internal(node_->name() + ": no snapshot of emission " + std::to_string(at));
-    }
-    resume = it->resume;
-  }
-  w->PutU64(key_, "emitted", at);
-  w->PutU64s(key_, "resume", std::move(resume));
-  w->PutU64(key_, "in_epoch", delivered.epoch);
-  w->PutU64s(key_, "in_counters",
-             std::vector<uint64_t>(delivered.counters.begin(), delivered.counters.end()));
+  SLUICE_RETURN_IF_ERROR(history_.Save(key_, node_->name(), delivered, w));
   return input_->Save(delivered, w);
 }
 
 Status PackIterator::Restore(const StateReader& r) {
-  SLUICE_ASSIGN_OR_RETURN(uint64_t emitted, r.GetU64(key_, "emitted"));
-  SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> resume, r.GetU64s(key_, "resume"));
-  SLUICE_ASSIGN_OR_RETURN(uint64_t in_epoch, r.GetU64(key_, "in_epoch"));
-  SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> in_counters, r.GetU64s(key_, "in_counters"));
-  if ((emitted > 0 && resume.empty()) || (!resume.empty() && resume.size() % 2 != 1) ||
-      in_counters.size() != pipeline::kMaxStageCounters) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> resume,
+                          history_.Restore(key_, node_->name(), r, &last_in_));
+  if (!resume.empty() && resume.size() % 2 != 1) {
     return InvalidArgument("iterator state: malformed pack state");
   }
   SLUICE_RETURN_IF_ERROR(input_->Restore(r));
@@ -187,14 +148,6 @@ Status PackIterator::Restore(const StateReader& r) {
     SLUICE_RETURN_IF_ERROR(input_->Refetch(RecordId{resume[i], resume[i + 1], 0, 0}, &staging_));
     SLUICE_RETURN_IF_ERROR(AddDocument(staging_, i == 1 ? static_cast<size_t>(resume[0]) : 0));
   }
-  last_in_ = Mark();
-  if (emitted > 0) {  // the input continues from its restored position
-    last_in_.valid = true;
-    last_in_.epoch = in_epoch;
-    std::copy(in_counters.begin(), in_counters.end(), last_in_.counters.begin());
-  }
-  std::lock_guard<std::mutex> l(mu_);
-  emitted_ = emitted;
   return Status::OK();
 }
 
