@@ -61,19 +61,13 @@ Result<std::shared_ptr<pipeline::RecordSource>> OpenTokenCacheSource(io::FileSys
       std::make_shared<TokenCacheSource>(std::move(reader), TokenCacheDataPath(prefix)));
 }
 
-Result<pipeline::Dataset> ReadTokenCache(const std::string& prefix,
-                                         const TokenCacheDatasetOptions& options) {
-  io::FileSystem* fs = options.fs ? options.fs : io::LocalFileSystem();
-  SLUICE_ASSIGN_OR_RETURN(auto source, OpenTokenCacheSource(fs, prefix));
-  const TokenWidth width = static_cast<const TokenCacheSource&>(*source).width();
-  pipeline::Dataset ds = pipeline::Dataset::FromSource(source, options.read);
-  if (options.shuffle) ds = ds.Shuffle(*options.shuffle);
-  if (options.world_size > 1) ds = ds.Shard(options.rank, options.world_size);
+pipeline::Dataset DecodeTokenCacheRecords(const pipeline::Dataset& source, TokenWidth width,
+                                          const std::string& output) {
   pipeline::MapOptions mo;
   mo.name = "token_cache";
   mo.parallelism = 0;  // a widening copy: cheaper than a hand-off to the pool
-  mo.output_schema = pipeline::Schema({{options.output, DType::kInt32, Shape{-1}}});
-  ds = ds.Map(
+  mo.output_schema = pipeline::Schema({{output, DType::kInt32, Shape{-1}}});
+  return source.Map(
       [width](Element* e, const MapContext& ctx) {
         pipeline::Tensor& t = e->tensors[0];
         ByteView stored = t.string(0);
@@ -87,6 +81,22 @@ Result<pipeline::Dataset> ReadTokenCache(const std::string& prefix,
         return Status::OK();
       },
       mo);
+}
+
+Result<TokenWidth> TokenCacheWidth(io::FileSystem* fs, const std::string& prefix) {
+  SLUICE_ASSIGN_OR_RETURN(auto reader, TokenCacheReader::Open(fs, prefix));
+  return reader->width();
+}
+
+Result<pipeline::Dataset> ReadTokenCache(const std::string& prefix,
+                                         const TokenCacheDatasetOptions& options) {
+  io::FileSystem* fs = options.fs ? options.fs : io::LocalFileSystem();
+  SLUICE_ASSIGN_OR_RETURN(auto source, OpenTokenCacheSource(fs, prefix));
+  const TokenWidth width = static_cast<const TokenCacheSource&>(*source).width();
+  pipeline::Dataset ds = pipeline::Dataset::FromSource(source, options.read);
+  if (options.shuffle) ds = ds.Shuffle(*options.shuffle);
+  if (options.world_size > 1) ds = ds.Shard(options.rank, options.world_size);
+  ds = DecodeTokenCacheRecords(ds, width, options.output);
   SLUICE_RETURN_IF_ERROR(ds.status());
   return ds;
 }

@@ -17,6 +17,7 @@
 #include "sluice/io/file_system.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/text/packing.h"
+#include "sluice/text/token_cache.h"
 #include "sluice/text/tokenizer.h"
 
 namespace sluice::text {
@@ -56,6 +57,13 @@ pipeline::Dataset Pack(const pipeline::Dataset& input, const PackOptions& option
 // record i is document i's ids as stored (little-endian uint16 or uint32), zero copy.
 Result<std::shared_ptr<pipeline::RecordSource>> OpenTokenCacheSource(io::FileSystem* fs,
                                                                      const std::string& prefix);
+
+// The records of a token cache source (ids as stored, `width` each) widened to an int32
+// tensor `output`, the only feature. After any shuffle / shard of the source.
+pipeline::Dataset DecodeTokenCacheRecords(const pipeline::Dataset& source, TokenWidth width,
+                                          const std::string& output = "tokens");
+// The width of the cache's ids (reads the index header), for DecodeTokenCacheRecords.
+Result<TokenWidth> TokenCacheWidth(io::FileSystem* fs, const std::string& prefix);
 
 struct TokenCacheDatasetOptions {
   io::FileSystem* fs = nullptr;                     // Default: the local file system
