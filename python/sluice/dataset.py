@@ -122,7 +122,7 @@ class Dataset:
         on_error (raise names the shard and record; skip / quarantine drop it), unless
         replace_invalid_utf8 (bad bytes become U+FFFD, as SentencePiece does)."""
         from .text import as_model
-        return self._then("tokenize", feature=feature, model=as_model(model), output=output,
+        return self._then("tokenize", feature=feature, model=as_model(model)._cpp, output=output,
                           on_error=on_error, replace_invalid_utf8=replace_invalid_utf8,
                           parallelism=parallelism)
 
