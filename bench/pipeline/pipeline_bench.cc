@@ -38,7 +38,9 @@ T Must(Result<T> r) {
   return std::move(r).value();
 }
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Records generated on the fly: 10M-record epochs without holding them.
 class VirtualSource final : public RecordSource {
@@ -181,7 +183,8 @@ int Main(int argc, char** argv) {
   std::printf("  start %.3f ms   middle %.3f ms   end %.3f ms\n", r0 * 1e3, rmid * 1e3, rend * 1e3);
   std::printf("\nPeak RSS, 2000 batches, global shuffle: 1M records %ld MiB, 10M records %ld MiB\n",
               rss_small / 1024, rss_large / 1024);
-  std::printf("\nReproduce: cmake --build build --target pipeline_bench && ./build/bin/pipeline_bench\n");
+  std::printf(
+      "\nReproduce: cmake --build build --target pipeline_bench && ./build/bin/pipeline_bench\n");
   return 0;
 }
 

@@ -57,16 +57,35 @@ py::dict SchemaToDict(const pipeline::Schema& schema) {
   return d;
 }
 
+class PyIterator::InUse {
+ public:
+  explicit InUse(PyIterator* it) : it_(it) {
+    if (it_->busy_) {
+      ThrowStatus(FailedPrecondition(
+          "the iterator is in use by another thread (a pipeline has one consumer)"));
+    }
+    it_->busy_ = true;
+  }
+  ~InUse() { it_->busy_ = false; }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+ private:
+  PyIterator* it_;
+};
+
 PyIterator::PyIterator(std::unique_ptr<pipeline::Iterator> it)
     : it_(std::move(it)), names_(SchemaNames(it_->schema())) {
   LiveIterators().insert(this);
 }
 
+// Never busy here: a thread inside a method holds a reference to the Python object.
 PyIterator::~PyIterator() { Close(); }
 
 void PyIterator::Close() {
-  LiveIterators().erase(this);
   if (!it_) return;
+  InUse in_use(this);
+  LiveIterators().erase(this);
   std::unique_ptr<pipeline::Iterator> it = std::move(it_);
   py::gil_scoped_release release;  // pool threads may be waiting for the GIL in a Python map
   it.reset();
@@ -122,6 +141,7 @@ void PyIterator::Fail(const Status& status, PyObject* interrupt[3]) {
 
 py::object PyIterator::Next() {
   pipeline::Iterator& it = Live();
+  InUse in_use(this);
   if (resume_) {
     Status restored;
     {
@@ -145,6 +165,7 @@ py::object PyIterator::Next() {
 
 py::bytes PyIterator::State() {
   pipeline::Iterator& it = Live();
+  InUse in_use(this);
   if (resume_) return py::bytes(resume_state_);
   Result<std::string> state = std::string();
   {
@@ -156,6 +177,7 @@ py::bytes PyIterator::State() {
 
 void PyIterator::Restore(const std::string& state) {
   pipeline::Iterator& it = Live();
+  InUse in_use(this);
   Status s;
   {
     py::gil_scoped_release release;

@@ -45,6 +45,11 @@ class PyIterator {
   [[noreturn]] void Fail(const Status& status, PyObject* interrupt[3]);
   void PrepareResume();
 
+  // Marks the iterator in use by one Python thread while the GIL is released (a pipeline
+  // has one consumer): a second thread gets an error instead of a data race.
+  class InUse;
+
+  bool busy_ = false;  // guarded by the GIL
   std::unique_ptr<pipeline::Iterator> it_;
   pipeline::Element element_;  // reused across Next calls
   std::vector<py::str> names_;

@@ -143,6 +143,8 @@ void RegisterTensors(py::module_& m) {
       });
 }
 
+constexpr int kNumpyHalf = 23;  // NPY_HALF: numpy's type number of float16
+
 py::dtype NumpyDType(DType dtype) {
   switch (dtype) {
     case DType::kUInt8:
@@ -152,7 +154,7 @@ py::dtype NumpyDType(DType dtype) {
     case DType::kInt64:
       return py::dtype::of<int64_t>();
     case DType::kFloat16:
-      return py::dtype("float16");
+      return py::dtype(kNumpyHalf);
     case DType::kFloat32:
       return py::dtype::of<float>();
     case DType::kString:

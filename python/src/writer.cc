@@ -79,7 +79,7 @@ class PyRecordWriter {
   }
 
   void Write(py::bytes record) {
-    std::string_view view = record;  // `record` keeps the bytes alive while unlocked
+    std::string_view view = record;         // `record` keeps the bytes alive while unlocked
     format::RecordWriter& writer = Live();  // may raise: only with the GIL
     Status s;
     {

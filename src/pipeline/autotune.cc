@@ -20,7 +20,8 @@ void Autotuner::Step(uint64_t now_ns, uint64_t consumer_wait_ns) {
       bool prefetch = t->kind() == Tunable::Kind::kPrefetchDepth;
       double tasks = prefetch ? 1.0 : static_cast<double>(t->value());
       if (!prefetch) cpu_used += t->value();
-      knobs.push_back(Knob{t, static_cast<double>(delta) / (static_cast<double>(interval) * tasks)});
+      knobs.push_back(
+          Knob{t, static_cast<double>(delta) / (static_cast<double>(interval) * tasks)});
     }
     if (!first && !knobs.empty()) Decide(knobs, waited, cpu_used);
   });

@@ -12,10 +12,10 @@ namespace sluice::pipeline {
 
 struct AutotuneOptions {
   uint64_t interval_ns = 50'000'000;  // Default: decide every 50 ms of wall time
-  double starving = 0.05;   // Default: consumer waited > 5% of the interval: speed up
-  double idle = 0.01;       // Default: consumer waited < 1% ...
-  int idle_intervals = 4;   // ... for 4 intervals in a row: give CPU back
-  double busy = 0.7;        // Default: a stage above 70% busy per task is saturated
+  double starving = 0.05;             // Default: consumer waited > 5% of the interval: speed up
+  double idle = 0.01;                 // Default: consumer waited < 1% ...
+  int idle_intervals = 4;             // ... for 4 intervals in a row: give CPU back
+  double busy = 0.7;                  // Default: a stage above 70% busy per task is saturated
 };
 
 class Autotuner {

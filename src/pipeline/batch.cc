@@ -86,7 +86,8 @@ int64_t BatchDim(size_t batch_size, bool drop_remainder) {
 
 Result<NodePtr> MakeBatchNode(NodePtr input, const BatchOptions& options) {
   if (options.batch_size == 0) return InvalidArgument("batch: batch_size must be >= 1");
-  Schema schema = BatchSchema(input->schema(), BatchDim(options.batch_size, options.drop_remainder));
+  Schema schema =
+      BatchSchema(input->schema(), BatchDim(options.batch_size, options.drop_remainder));
   return NodePtr(std::make_shared<BatchNode>(std::move(input), std::move(schema),
                                              options.batch_size, options.drop_remainder,
                                              std::nullopt));
@@ -96,9 +97,8 @@ Result<NodePtr> MakePaddedBatchNode(NodePtr input, const PaddedBatchOptions& opt
   if (options.batch_size == 0) return InvalidArgument("padded_batch: batch_size must be >= 1");
   Schema schema;
   SLUICE_ASSIGN_OR_RETURN(
-      PaddingPlan plan,
-      PlanPadding(input->schema(), options.padding,
-                  BatchDim(options.batch_size, options.drop_remainder), &schema));
+      PaddingPlan plan, PlanPadding(input->schema(), options.padding,
+                                    BatchDim(options.batch_size, options.drop_remainder), &schema));
   return NodePtr(std::make_shared<BatchNode>(std::move(input), std::move(schema),
                                              options.batch_size, options.drop_remainder,
                                              std::move(plan)));

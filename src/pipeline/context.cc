@@ -18,6 +18,8 @@ StageStats StageCounters::Snapshot() const {
   s.buffered = buffered.load();
   s.buffer_capacity = capacity.load();
   s.parallelism = parallelism.load();
+  uint64_t all = chunks.load();
+  s.consumer_share = all ? static_cast<double>(helped_chunks.load()) / static_cast<double>(all) : 0;
   s.skipped = skipped.load();
   s.quarantined = quarantined.load();
   return s;
@@ -45,11 +47,7 @@ Status QuarantineSink::Close() {
 PipelineContext::PipelineContext(const PipelineOptions& options, ThreadPool* pool,
                                  BufferPool* buffers, MemoryBudget* budget,
                                  QuarantineSink* quarantine)
-    : options_(options),
-      pool_(pool),
-      buffers_(buffers),
-      budget_(budget),
-      quarantine_(quarantine) {}
+    : options_(options), pool_(pool), buffers_(buffers), budget_(budget), quarantine_(quarantine) {}
 
 void PipelineContext::RegisterGraph(const DatasetNode* root) {
   nodes_.clear();
@@ -106,8 +104,8 @@ std::string PipelineContext::DescribeRecord(const RecordId& id) const {
          std::to_string(id.epoch) + ", position " + std::to_string(id.position) + ")";
 }
 
-Status PipelineContext::OnRecordError(StageCounters* stage, ErrorPolicy policy,
-                                      const RecordId& id, const Status& error) {
+Status PipelineContext::OnRecordError(StageCounters* stage, ErrorPolicy policy, const RecordId& id,
+                                      const Status& error) {
   if (error.code() == StatusCode::kCancelled) return error;
   if (policy == ErrorPolicy::kRaise) {
     return error.WithContext(stage->name + ": " + DescribeRecord(id));

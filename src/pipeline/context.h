@@ -63,6 +63,8 @@ struct StageCounters {
   std::atomic<uint64_t> buffered{0};
   std::atomic<uint64_t> capacity{0};
   std::atomic<uint32_t> parallelism{1};
+  std::atomic<uint64_t> chunks{0};         // runner stages: chunks produced ...
+  std::atomic<uint64_t> helped_chunks{0};  // ... of which by the consumer's thread
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> quarantined{0};
 

@@ -45,7 +45,8 @@ Dataset Dataset::Shuffle(const ShuffleOptions& options) const {
   c.order.block_shards = std::max<uint32_t>(1, options.block_shards);
   if (options.mode == ShuffleMode::kBuffer) {
     c.order.mode = ShuffleMode::kNone;  // the buffer shuffles the shard-order stream
-    return With(MakeShuffleBufferNode(MakeReadNode(std::move(c)), options.buffer_size, options.seed));
+    return With(
+        MakeShuffleBufferNode(MakeReadNode(std::move(c)), options.buffer_size, options.seed));
   }
   c.order.mode = options.mode;
   return With(MakeReadNode(std::move(c)));

@@ -80,8 +80,8 @@ class MapIterator final : public StageIterator, private ChunkWork {
 
  private:
   Result<bool> Apply(Element& e, const std::atomic<bool>* stopping) const {
-    MapContext mc(&e.id, ctx_->seed(), ctx_->buffers(), &map_->input()->schema(),
-                  &map_->schema(), stopping);
+    MapContext mc(&e.id, ctx_->seed(), ctx_->buffers(), &map_->input()->schema(), &map_->schema(),
+                  stopping);
     if (map_->predicate()) return map_->predicate()(e, mc);
     SLUICE_RETURN_IF_ERROR(map_->fn()(&e, mc));
     return true;
@@ -109,8 +109,7 @@ Result<std::unique_ptr<StageIterator>> MapNode::MakeIterator(PipelineContext* ct
 
 }  // namespace
 
-Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options,
-                            std::string kind) {
+Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options, std::string kind) {
   if (!fn) return InvalidArgument("map: no function");
   Schema schema = options.output_schema.value_or(input->schema());
   return NodePtr(std::make_shared<MapNode>(std::move(input), std::move(schema), std::move(fn),

@@ -93,7 +93,7 @@ Chunk* ParallelRunner::AcquireChunkLocked() {
   return c;
 }
 
-bool ParallelRunner::RunOneHoldingInput() {
+bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
   Chunk* c = nullptr;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -126,6 +126,8 @@ bool ParallelRunner::RunOneHoldingInput() {
   counters_->Add(counters_->input_wait_ns, t1 - t0);
   counters_->Add(counters_->busy_ns, t2 - t1);
   counters_->Add(counters_->elements, c->size);
+  counters_->Add(counters_->chunks, 1);
+  if (by_consumer) counters_->Add(counters_->helped_chunks, 1);
   counters_->Add(counters_->bytes, bytes);
   ctx_->budget()->Charge(bytes);
   {
@@ -165,7 +167,7 @@ void ParallelRunner::TaskLoop() {
       contended = true;  // whoever pulls will hand the chunk over; no point in queueing
       break;
     }
-    if (!RunOneHoldingInput()) break;
+    if (!RunOneHoldingInput(false)) break;
   }
   std::lock_guard<std::mutex> l(mu_);
   --running_;
@@ -201,7 +203,7 @@ Result<Chunk*> ParallelRunner::TakeChunk() {
     if (input_done_ && pulled_ == consumed_) return nullptr;  // unordered end of stream
     if (!input_done_ && RoomLocked() && input_mu_.try_lock()) {
       l.unlock();
-      RunOneHoldingInput();
+      RunOneHoldingInput(true);
       l.lock();
       continue;
     }

@@ -29,12 +29,12 @@ namespace sluice::pipeline {
 struct Chunk {
   std::vector<Element> elems;  // [0, size) valid
   size_t size = 0;
-  size_t next = 0;      // the consumer's read position
-  uint64_t seq = 0;     // pull order
-  Status status;        // an error after the valid elements; ends the stream
-  bool end = false;     // the input ended after these elements
-  uint64_t charged = 0; // bytes charged to the memory budget
-  std::string scratch;  // read buffer of the task working on this chunk
+  size_t next = 0;       // the consumer's read position
+  uint64_t seq = 0;      // pull order
+  Status status;         // an error after the valid elements; ends the stream
+  bool end = false;      // the input ended after these elements
+  uint64_t charged = 0;  // bytes charged to the memory budget
+  std::string scratch;   // read buffer of the task working on this chunk
 
   void Reset(uint64_t s) {
     size = next = 0;
@@ -107,7 +107,7 @@ class ParallelRunner final : public Tunable {
   void MaybeScheduleLocked();
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
   // when it pulled nothing (no room, input done, stopping).
-  bool RunOneHoldingInput();
+  bool RunOneHoldingInput(bool by_consumer);
   // A task's entry: queued tasks reach the runner through the gate, which the destructor
   // closes, so destruction never waits for tasks that have not started.
   struct TaskGate {
@@ -137,12 +137,12 @@ class ParallelRunner final : public Tunable {
   std::condition_variable cv_;
   size_t parallelism_;
   size_t window_;
-  uint64_t pulled_ = 0;     // chunks pulled (next sequence number)
-  uint64_t consumed_ = 0;   // chunks handed to the consumer
-  bool input_done_ = false; // the input ended or failed: no more pulls
+  uint64_t pulled_ = 0;      // chunks pulled (next sequence number)
+  uint64_t consumed_ = 0;    // chunks handed to the consumer
+  bool input_done_ = false;  // the input ended or failed: no more pulls
   bool stopping_ = false;
-  size_t scheduled_ = 0;    // tasks submitted, not started
-  size_t running_ = 0;      // tasks running
+  size_t scheduled_ = 0;          // tasks submitted, not started
+  size_t running_ = 0;            // tasks running
   uint64_t throttled_since_ = 0;  // when it last stopped running ahead for lack of room
   uint64_t avg_chunk_bytes_ = 0;
   std::deque<Chunk*> slots_;  // ordered: slots_[i] is chunk consumed_ + i (null: in flight)

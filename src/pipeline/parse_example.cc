@@ -68,7 +68,8 @@ Status Fill(const FeatureSpec& spec, const FeatureView& v, BufferPool* pool, Ten
     return Status::OK();
   }
   uint64_t count = missing ? 0 : v.size();
-  if (missing && spec.shape.fully_defined()) count = static_cast<uint64_t>(spec.shape.num_elements());
+  if (missing && spec.shape.fully_defined())
+    count = static_cast<uint64_t>(spec.shape.num_elements());
   SLUICE_ASSIGN_OR_RETURN(Shape shape, ShapeFor(spec, count));
   if (spec.dtype == DType::kString) {
     size_t total = 0;
@@ -98,8 +99,10 @@ Status Fill(const FeatureSpec& spec, const FeatureView& v, BufferPool* pool, Ten
 
 Status CheckSpecs(const Schema& input, const std::vector<FeatureSpec>& specs) {
   if (input.size() == 0 || input[0].dtype != DType::kString || input[0].shape.rank() != 0) {
-    return InvalidArgument("parse_example needs serialized records (a scalar string as first "
-                           "feature, what read produces); input is " + input.ToString());
+    return InvalidArgument(
+        "parse_example needs serialized records (a scalar string as first "
+        "feature, what read produces); input is " +
+        input.ToString());
   }
   if (specs.empty()) return InvalidArgument("parse_example: no features wanted");
   for (const FeatureSpec& f : specs) {

@@ -13,8 +13,7 @@ constexpr size_t kMaxDepth = 64;
 
 class PrefetchNode final : public DatasetNode {
  public:
-  PrefetchNode(NodePtr input, int64_t depth)
-      : DatasetNode(input, input->schema()), depth_(depth) {}
+  PrefetchNode(NodePtr input, int64_t depth) : DatasetNode(input, input->schema()), depth_(depth) {}
   std::string_view kind() const override { return "prefetch"; }
   int64_t depth() const { return depth_; }
   Result<std::unique_ptr<StageIterator>> MakeIterator(PipelineContext* ctx,
@@ -51,8 +50,7 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
 
  private:
   void Pull(Chunk* c, size_t max_elements) override {
-    PullFromInput(input_.get(), *runner_, c, max_elements,
-                  max_elements > 1 ? NowNs() + kRunNs : 0);
+    PullFromInput(input_.get(), *runner_, c, max_elements, max_elements > 1 ? NowNs() + kRunNs : 0);
   }
   void Work(Chunk*) override {}
 

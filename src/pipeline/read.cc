@@ -36,7 +36,8 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     size_t threads = ctx->pool()->size();
     RunnerOptions ro;
     ro.chunk_elements = std::max<uint32_t>(1, cfg_.read.chunk_records);
-    ro.parallelism = cfg_.read.parallelism > 0 ? cfg_.read.parallelism : std::min<size_t>(2, threads);
+    ro.parallelism =
+        cfg_.read.parallelism > 0 ? cfg_.read.parallelism : std::min<size_t>(2, threads);
     ro.window = 2 * std::max<size_t>(1, ro.parallelism);
     ro.kind = Tunable::Kind::kReadParallelism;
     ro.tunable = ctx->options().autotune && cfg_.read.parallelism == 0;
@@ -76,8 +77,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
 };
 
 Status ReadIterator::ReadInto(Element* e, std::string* scratch) const {
-  SLUICE_ASSIGN_OR_RETURN(ByteView record,
-                          cfg_.source->Read(e->id.shard, e->id.index, scratch));
+  SLUICE_ASSIGN_OR_RETURN(ByteView record, cfg_.source->Read(e->id.shard, e->id.index, scratch));
   e->tensors.resize(1);
   e->tensors[0].SetScalarString(record, ctx_->buffers());
   return Status::OK();
@@ -120,6 +120,7 @@ Status ReadIterator::Save(const Mark& delivered, StateWriter* w) const {
   w->PutU64(key_, "consumed", slice.GlobalConsumedAfter(cursor));
   w->PutU64(key_, "seed", cfg_.order.seed);
   w->PutU64(key_, "mode", static_cast<uint64_t>(cfg_.order.mode));
+  w->PutU64(key_, "block_shards", cfg_.order.block_shards);
   w->PutU64(key_, "fingerprint", order_.snapshot_fingerprint());
   w->PutU64(key_, "rank", cfg_.sharding.rank);
   w->PutU64(key_, "world", cfg_.sharding.world_size);
@@ -130,21 +131,25 @@ Status ReadIterator::Restore(const StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(uint64_t fingerprint, r.GetU64(key_, "fingerprint"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t seed, r.GetU64(key_, "seed"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t mode, r.GetU64(key_, "mode"));
+  SLUICE_ASSIGN_OR_RETURN(uint64_t block_shards, r.GetU64(key_, "block_shards"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t epoch, r.GetU64(key_, "epoch"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t consumed, r.GetU64(key_, "consumed"));
   if (fingerprint != order_.snapshot_fingerprint()) {
     return FailedPrecondition(
         "iterator state was saved on a different dataset snapshot (shard record counts differ)");
   }
-  if (seed != cfg_.order.seed || mode != static_cast<uint64_t>(cfg_.order.mode)) {
-    return FailedPrecondition("iterator state was saved with shuffle seed " +
-                              std::to_string(seed) + ", mode " +
+  bool same_blocks =
+      cfg_.order.mode != ShuffleMode::kBlock || block_shards == cfg_.order.block_shards;
+  if (seed != cfg_.order.seed || mode != static_cast<uint64_t>(cfg_.order.mode) || !same_blocks) {
+    return FailedPrecondition("iterator state was saved with shuffle seed " + std::to_string(seed) +
+                              ", mode " +
                               std::string(ShuffleModeName(static_cast<ShuffleMode>(mode))) +
                               "; this pipeline uses seed " + std::to_string(cfg_.order.seed) +
                               ", mode " + std::string(ShuffleModeName(cfg_.order.mode)));
   }
-  if (epoch != epoch_) return Internal("read: restored epoch " + std::to_string(epoch) +
-                                       " into an iterator of epoch " + std::to_string(epoch_));
+  if (epoch != epoch_)
+    return Internal("read: restored epoch " + std::to_string(epoch) +
+                    " into an iterator of epoch " + std::to_string(epoch_));
   if (consumed > order_.size()) {
     return InvalidArgument("iterator state: consumed " + std::to_string(consumed) +
                            " of an epoch of " + std::to_string(order_.size()) + " records");
@@ -158,7 +163,8 @@ Status ReadIterator::Restore(const StateReader& r) {
 Status ReadIterator::Refetch(const RecordId& id, Element* out) {
   std::optional<GlobalOrder> other;
   const GlobalOrder* order = &order_;
-  if (id.epoch != epoch_) order = &other.emplace(cfg_.source->shard_records(), cfg_.order, id.epoch);
+  if (id.epoch != epoch_)
+    order = &other.emplace(cfg_.source->shard_records(), cfg_.order, id.epoch);
   if (id.position >= order->size()) {
     return InvalidArgument("iterator state: position " + std::to_string(id.position) +
                            " outside the epoch");

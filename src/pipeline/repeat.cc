@@ -12,7 +12,8 @@ namespace {
 
 class RepeatNode final : public DatasetNode {
  public:
-  RepeatNode(NodePtr input, int64_t epochs) : DatasetNode(input, input->schema()), epochs_(epochs) {}
+  RepeatNode(NodePtr input, int64_t epochs)
+      : DatasetNode(input, input->schema()), epochs_(epochs) {}
   std::string_view kind() const override { return "repeat"; }
   int64_t epochs() const { return epochs_; }
   Result<std::unique_ptr<StageIterator>> MakeIterator(PipelineContext* ctx,
@@ -114,8 +115,8 @@ Status RepeatIterator::Save(const Mark& delivered, StateWriter* w) const {
 Status RepeatIterator::Restore(const StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(uint64_t index, r.GetU64(key_, "epoch_index"));
   if (repeat_->epochs() >= 0 && index >= static_cast<uint64_t>(repeat_->epochs())) {
-    return InvalidArgument("iterator state: epoch index " + std::to_string(index) +
-                           " of repeat(" + std::to_string(repeat_->epochs()) + ")");
+    return InvalidArgument("iterator state: epoch index " + std::to_string(index) + " of repeat(" +
+                           std::to_string(repeat_->epochs()) + ")");
   }
   if (index != index_) {
     SLUICE_RETURN_IF_ERROR(StartEpoch(index));

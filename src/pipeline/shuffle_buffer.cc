@@ -103,8 +103,8 @@ Result<bool> ShuffleBufferIterator::Next(Element* out) {
   if (fill_ < buf_.size()) input_done_ = true;
   if (fill_ == 0) return false;
 
-  uint64_t key = CombineKey(CombineKey(CombineKey(kBufferTag, node_cfg_->seed()), last_in_.epoch),
-                            emitted_);
+  uint64_t key =
+      CombineKey(CombineKey(CombineKey(kBufferTag, node_cfg_->seed()), last_in_.epoch), emitted_);
   size_t j = static_cast<size_t>((static_cast<unsigned __int128>(key) * fill_) >> 64);
   std::swap(*out, buf_[j]);
   uint64_t bytes = out->bytes();
@@ -176,11 +176,11 @@ Status ShuffleBufferIterator::Restore(const StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(uint64_t rank, r.GetU64(key_, "rank"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t world, r.GetU64(key_, "world"));
   if (rank != sharding_.rank || world != sharding_.world_size) {
-    return FailedPrecondition(
-        "buffer shuffle state of rank " + std::to_string(rank) + "/" + std::to_string(world) +
-        " cannot be restored as rank " + std::to_string(sharding_.rank) + "/" +
-        std::to_string(sharding_.world_size) +
-        ": elastic resume needs shuffle mode global, block or none");
+    return FailedPrecondition("buffer shuffle state of rank " + std::to_string(rank) + "/" +
+                              std::to_string(world) + " cannot be restored as rank " +
+                              std::to_string(sharding_.rank) + "/" +
+                              std::to_string(sharding_.world_size) +
+                              ": elastic resume needs shuffle mode global, block or none");
   }
   SLUICE_ASSIGN_OR_RETURN(uint64_t emitted, r.GetU64(key_, "emitted"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t epoch, r.GetU64(key_, "epoch"));

@@ -13,9 +13,10 @@ uint16_t FloatToHalf(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
   uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (((x >> 23) & 0xff) == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
   if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow: infinity
-  if (exp <= 0) {                                                // subnormal or zero
+  if (exp <= 0) {                                               // subnormal or zero
     if (exp < -10) return static_cast<uint16_t>(sign);
     mant |= 0x800000u;
     uint32_t shift = static_cast<uint32_t>(14 - exp);
@@ -58,8 +59,8 @@ Status Mismatch(const StackContext& sc, size_t feature, const Element& a, const 
                          sc.ctx->DescribeRecord(b.id));
 }
 
-Status CheckFeature(const StackContext& sc, const std::vector<Element>& elems, size_t n,
-                    size_t f, bool same_shape) {
+Status CheckFeature(const StackContext& sc, const std::vector<Element>& elems, size_t n, size_t f,
+                    bool same_shape) {
   const Tensor& t0 = elems[0].tensors[f];
   for (size_t i = 1; i < n; ++i) {
     const Tensor& t = elems[i].tensors[f];
@@ -217,10 +218,9 @@ Status StackPaddedFeature(const StackContext& sc, const PaddingPlan& plan,
 Status CheckArity(const StackContext& sc, const std::vector<Element>& elems, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (elems[i].tensors.size() != sc.schema->size()) {
-      return InvalidArgument(sc.stage + ": element has " +
-                             std::to_string(elems[i].tensors.size()) + " tensors, the schema " +
-                             std::to_string(sc.schema->size()) + " (" + sc.schema->ToString() +
-                             "): " + sc.ctx->DescribeRecord(elems[i].id));
+      return InvalidArgument(sc.stage + ": element has " + std::to_string(elems[i].tensors.size()) +
+                             " tensors, the schema " + std::to_string(sc.schema->size()) + " (" +
+                             sc.schema->ToString() + "): " + sc.ctx->DescribeRecord(elems[i].id));
     }
   }
   return Status::OK();
@@ -242,8 +242,8 @@ Result<PaddingPlan> PlanPadding(const Schema& input, const PaddingOptions& optio
   if (options.pad_to_multiple_of == 0) return InvalidArgument("pad_to_multiple_of must be >= 1");
   for (const auto& [name, value] : options.pad_values) {
     if (input.Find(name) < 0) {
-      return InvalidArgument("pad_values names unknown feature '" + name + "' (features: " +
-                             input.ToString() + ")");
+      return InvalidArgument("pad_values names unknown feature '" + name +
+                             "' (features: " + input.ToString() + ")");
     }
   }
   PaddingPlan plan;

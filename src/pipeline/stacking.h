@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "sluice/pipeline/batch.h"
 #include "context.h"
+#include "sluice/pipeline/batch.h"
 #include "sluice/pipeline/element.h"
 
 namespace sluice::pipeline {
@@ -13,9 +13,9 @@ namespace sluice::pipeline {
 // Describes what padded stacking produces for an input schema: which features are padded,
 // and where their masks go.
 struct PaddingPlan {
-  std::vector<bool> padded;      // per input feature: pad (rank >= 1) or stack as is
-  std::vector<int> mask_index;   // per input feature: output tensor of its mask, or -1
-  std::vector<double> pad_value; // per input feature
+  std::vector<bool> padded;       // per input feature: pad (rank >= 1) or stack as is
+  std::vector<int> mask_index;    // per input feature: output tensor of its mask, or -1
+  std::vector<double> pad_value;  // per input feature
   size_t multiple = 1;
 };
 
@@ -30,9 +30,9 @@ Schema BatchSchema(const Schema& input, int64_t batch_dim);
 // last element's. Errors (InvalidArgument) name the feature and the records that disagree.
 struct StackContext {
   BufferPool* pool = nullptr;
-  const Schema* schema = nullptr;          // input schema (feature names in errors)
-  const PipelineContext* ctx = nullptr;    // names records in errors
-  std::string stage;                       // "batch", "bucket_by_length"
+  const Schema* schema = nullptr;        // input schema (feature names in errors)
+  const PipelineContext* ctx = nullptr;  // names records in errors
+  std::string stage;                     // "batch", "bucket_by_length"
 };
 Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, size_t n,
                   Element* out);

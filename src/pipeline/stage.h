@@ -80,15 +80,21 @@ class StageIterator {
   std::atomic<bool> stopped_{false};
 };
 
-// Measures one call in kSampleEvery of a synchronous stage (a clock read per element per
-// stage would cost more than the stage itself) and scales the sample up.
+// Measures one call in kSampleEvery (at random, so periodic patterns such as a batch
+// waiting every third call do not alias) of a synchronous stage, since a clock read per
+// element per stage would cost more than the stage itself, and scales the sample up.
 class SampledTimer {
  public:
   static constexpr uint32_t kSampleEvery = 8;
-  bool Sample() { return (++calls_ & (kSampleEvery - 1)) == 0; }
+  bool Sample() {
+    state_ ^= state_ << 13;  // xorshift32
+    state_ ^= state_ >> 17;
+    state_ ^= state_ << 5;
+    return (state_ & (kSampleEvery - 1)) == 0;
+  }
 
  private:
-  uint32_t calls_ = 0;
+  uint32_t state_ = 0x9e3779b9u;
 };
 
 }  // namespace sluice::pipeline
@@ -116,17 +122,15 @@ class SyncTiming {
     return r;
   }
   bool sampled() const { return sampled_; }
-  // `bytes` is only looked at on sampled calls (and then scaled).
+  // Elements are counted exactly; `bytes` is only looked at on sampled calls (and scaled).
   void End(uint64_t elements, uint64_t bytes) {
-    elements_ += elements;
+    if (elements) counters_->Add(counters_->elements, elements);
     if (!sampled_) return;
     constexpr uint64_t k = SampledTimer::kSampleEvery;
     uint64_t total = NowNs() - start_;
     counters_->Add(counters_->busy_ns, (total - std::min(total, input_ns_)) * k);
     counters_->Add(counters_->input_wait_ns, input_ns_ * k);
-    counters_->Add(counters_->elements, elements_);
     counters_->Add(counters_->bytes, bytes * k);
-    elements_ = 0;
   }
 
  private:
@@ -135,7 +139,6 @@ class SyncTiming {
   bool sampled_ = false;
   uint64_t start_ = 0;
   uint64_t input_ns_ = 0;
-  uint64_t elements_ = 0;
 };
 
 }  // namespace sluice::pipeline

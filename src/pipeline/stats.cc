@@ -1,15 +1,22 @@
 // The stall report: where the consumer's time went and which stage holds the pipeline back.
+#include "sluice/pipeline/stats.h"
+
 #include <cstdio>
 
 #include "sluice/base/bytes.h"
-#include "sluice/pipeline/stats.h"
 
 namespace sluice::pipeline {
 namespace {
 
 double BusyShare(const StageStats& s, double wall) {
   if (wall <= 0) return 0;
-  return s.busy_seconds / (wall * std::max<uint32_t>(1, s.parallelism));
+  return s.busy_seconds / (wall * (std::max<uint32_t>(1, s.parallelism) + s.consumer_share));
+}
+
+std::string Threads(const StageStats& s) {
+  std::string t = std::to_string(s.parallelism) + (s.parallelism == 1 ? " thread" : " threads");
+  if (s.consumer_share >= 0.05) t += " + the consumer's";
+  return t;
 }
 
 std::string Percent(double fraction) {
@@ -40,7 +47,7 @@ std::string PipelineStats::Report() const {
   if (b >= 0) {
     const StageStats& s = stages[static_cast<size_t>(b)];
     out += "; bottleneck: " + s.name + " at " + Percent(BusyShare(s, wall_seconds)) + " busy, " +
-           std::to_string(s.parallelism) + (s.parallelism == 1 ? " thread" : " threads");
+           Threads(s);
   }
   char line[256];
   std::snprintf(line, sizeof(line), "\n%llu elements in %.2f s; memory %s of %s (peak %s)",
@@ -53,9 +60,9 @@ std::string PipelineStats::Report() const {
                 "elements", "bytes", "tasks", "busy", "in-wait", "out-wait", "buffered", "skipped");
   out += line;
   for (const StageStats& s : stages) {
-    std::string fill = s.buffer_capacity ? std::to_string(s.buffered) + "/" +
-                                               std::to_string(s.buffer_capacity)
-                                         : "-";
+    std::string fill = s.buffer_capacity
+                           ? std::to_string(s.buffered) + "/" + std::to_string(s.buffer_capacity)
+                           : "-";
     std::snprintf(line, sizeof(line), "\n%-24s %12llu %10s %6u %8s %7.2fs %7.2fs %10s %8llu",
                   s.name.c_str(), static_cast<unsigned long long>(s.elements),
                   FormatByteSize(s.bytes).c_str(), s.parallelism,

@@ -23,7 +23,9 @@ class TakeIterator final : public StageIterator {
  public:
   TakeIterator(PipelineContext* ctx, const CountNode* node, std::unique_ptr<StageIterator> input,
                size_t slot)
-      : StageIterator(ctx, node, std::move(input)), count_(node->count()), slot_(slot),
+      : StageIterator(ctx, node, std::move(input)),
+        count_(node->count()),
+        slot_(slot),
         timing_(counters_) {}
 
   Result<bool> Next(Element* out) override {

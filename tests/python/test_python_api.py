@@ -241,3 +241,36 @@ def test_make_example_round_trips_through_parse_example():
     assert e["b"].tolist() == [b"x", b"y"]
     with pytest.raises(TypeError, match="unsupported value"):
         sluice.make_example({"x": {"no": 1}})
+
+
+def test_float16_and_int32_features():
+    ds = sluice.from_records([b"1", b"2"]).map(
+        lambda e: {"h": np.full(2, int(e["record"]), np.float16), "i": int(e["record"])},
+        output={"h": "float16[2]", "i": "int32"}).batch(2)
+    b = next(iter(ds))
+    assert b["h"].dtype == np.float16 and b["i"].dtype == np.int32
+    np.testing.assert_array_equal(b["h"], [[1, 1], [2, 2]])
+
+
+def test_one_iterator_has_one_consumer_thread():
+    import threading
+    import time
+
+    def slow(e):
+        time.sleep(0.2)
+        return e
+
+    it = sluice.from_records([b"a"] * 4).map(slow, parallelism=1).iterator()
+    errors = []
+    t = threading.Thread(target=lambda: next(it))
+    t.start()
+    time.sleep(0.05)  # the thread is inside next(it), the GIL released
+    for call in (lambda: next(it), it.state, it.close):
+        try:
+            call()
+        except sluice.FailedPreconditionError as e:
+            errors.append(str(e))
+    t.join()
+    assert len(errors) == 3 and all("another thread" in e for e in errors)
+    assert it.stats()["elements"] == 1
+    it.close()

@@ -24,7 +24,13 @@ Dataset Pipeline(ShuffleMode mode, int64_t prefetch, uint32_t rank = 0, uint32_t
   ro.chunk_records = 7;  // many small read tasks
   MapOptions mo = IdMap(kAutotune);
   mo.chunk_elements = 5;
-  return Ids(kShards, ro).Shuffle(so).Shard(rank, world).Map(ParseId, mo).Repeat(2).Batch(8).Prefetch(prefetch);
+  return Ids(kShards, ro)
+      .Shuffle(so)
+      .Shard(rank, world)
+      .Map(ParseId, mo)
+      .Repeat(2)
+      .Batch(8)
+      .Prefetch(prefetch);
 }
 
 class PipelineDeterminism : public ::testing::TestWithParam<ShuffleMode> {};
@@ -45,7 +51,8 @@ TEST_P(PipelineDeterminism, SameSeedSameStreamForAnyThreadsAndPrefetch) {
 TEST_P(PipelineDeterminism, OtherSeedOtherStream) {
   if (GetParam() == ShuffleMode::kNone) GTEST_SKIP() << "no seed in shard order";
   auto a = MakeIt(Pipeline(GetParam(), 2), 2);
-  auto b = MakeIt(Ids(kShards).Shuffle({GetParam(), 12, 2, 16}).Map(ParseId, IdMap()).Repeat(2).Batch(8), 2);
+  auto b = MakeIt(
+      Ids(kShards).Shuffle({GetParam(), 12, 2, 16}).Map(ParseId, IdMap()).Repeat(2).Batch(8), 2);
   EXPECT_NE(Drain(a.get()), Drain(b.get()));
 }
 
@@ -79,7 +86,12 @@ struct Epoch {
 Epoch RunElastic(ShuffleMode mode, uint32_t w1, size_t steps, uint32_t w2) {
   const std::vector<uint64_t> shards = {100, 37, 0, 211, 52};  // 400 records
   auto pipeline = [&](uint32_t rank, uint32_t world) {
-    return Ids(shards).Shuffle({mode, 5, 2, 0}).Shard(rank, world).Map(ParseId, IdMap(2)).Batch(4).Prefetch(3);
+    return Ids(shards)
+        .Shuffle({mode, 5, 2, 0})
+        .Shard(rank, world)
+        .Map(ParseId, IdMap(2))
+        .Batch(4)
+        .Prefetch(3);
   };
   Epoch e;
   std::string state;
@@ -134,7 +146,8 @@ TEST(PipelineElastic, BufferModeRefusesAnotherWorldSize) {
   auto it = MakeIt(Ids({40}).Shuffle({ShuffleMode::kBuffer, 1, 4, 8}).Shard(0, 4), 1);
   Drain(it.get(), 2);
   std::string state = *it->Save();
-  Status s = MakeIt(Ids({40}).Shuffle({ShuffleMode::kBuffer, 1, 4, 8}).Shard(0, 2), 1)->Restore(state);
+  Status s =
+      MakeIt(Ids({40}).Shuffle({ShuffleMode::kBuffer, 1, 4, 8}).Shard(0, 2), 1)->Restore(state);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("elastic"), std::string::npos) << s.ToString();
 }
@@ -158,7 +171,8 @@ double PositionChiSquare(ShuffleMode mode, size_t buffer) {
   const int n = 200, buckets = 10, seeds = 300;
   std::vector<int> hist(buckets, 0);
   for (int seed = 0; seed < seeds; ++seed) {
-    auto it = MakeIt(Ids({50, 50, 50, 50}).Shuffle({mode, static_cast<uint64_t>(seed), 2, buffer}), 1);
+    auto it =
+        MakeIt(Ids({50, 50, 50, 50}).Shuffle({mode, static_cast<uint64_t>(seed), 2, buffer}), 1);
     std::vector<int64_t> got = Drain(it.get());
     size_t pos = static_cast<size_t>(std::find(got.begin(), got.end(), 0) - got.begin());
     ++hist[pos * buckets / n];

@@ -66,7 +66,7 @@ TEST(PipelineParseExample, BatchesAndPadsParsedFeatures) {
   EXPECT_EQ(e.tensors[2].shape(), Shape({3, 3}));
   EXPECT_EQ(e.tensors[3].shape(), Shape({3, 4}));
   EXPECT_EQ(e.tensors[3].string(4 + 1), "t1");  // row 1 (record 2), column 1
-  EXPECT_EQ(e.tensors[3].string(2), "");       // row 0 is padding past its 0 tags
+  EXPECT_EQ(e.tensors[3].string(2), "");        // row 0 is padding past its 0 tags
   EXPECT_EQ(it->schema()[4].name, "image_mask");
 }
 
@@ -136,9 +136,8 @@ TEST(PipelineParseExample, CorruptRecordIsDataLossWithOffset) {
 TEST(PipelineParseExample, BadSpecsAreRejectedWhenBuilding) {
   Dataset records = Dataset::FromSource(Examples(1));
   EXPECT_FALSE(records.ParseExample({}).status().ok());
-  EXPECT_FALSE(records.ParseExample({FeatureSpec{"x", DType::kInt64, Shape{-1, -1}, false}})
-                   .status()
-                   .ok());
+  EXPECT_FALSE(
+      records.ParseExample({FeatureSpec{"x", DType::kInt64, Shape{-1, -1}, false}}).status().ok());
   EXPECT_FALSE(records.ParseExample(Specs()).ParseExample(Specs()).status().ok())
       << "parse needs serialized records";
 }

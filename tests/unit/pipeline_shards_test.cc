@@ -5,6 +5,7 @@
 
 #include "pipeline_test_util.h"
 #include "sluice/format/record_writer.h"
+#include "sluice/format/shard_writer.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -59,7 +60,9 @@ TEST_F(PipelineShards, GlobalOrderVisitsEveryRecordOfEveryCodecOnce) {
 }
 
 TEST_F(PipelineShards, BlockModeRestoresMidEpoch) {
-  auto build = [&] { return Open().Shuffle({ShuffleMode::kBlock, 2, 2, 0}).Map(ParseId, IdMap(2)).Batch(7); };
+  auto build = [&] {
+    return Open().Shuffle({ShuffleMode::kBlock, 2, 2, 0}).Map(ParseId, IdMap(2)).Batch(7);
+  };
   auto full = MakeIt(build(), 2);
   std::vector<int64_t> all = Drain(full.get());
   auto it = MakeIt(build(), 2);
@@ -117,6 +120,39 @@ TEST_F(PipelineShards, MissingShardFailsToOpen) {
   auto source = OpenShardSource(fs_.get(), paths_);
   EXPECT_FALSE(source.ok());
   EXPECT_NE(source.status().message().find("nope.tfrecord"), std::string::npos);
+}
+
+TEST(PipelineReadPaths, ReadsADatasetDirectoryAndAGlob) {
+  auto fs = io::NewMemoryFileSystem();
+  format::ShardWriterOptions o;
+  o.target_shard_bytes = 300;  // several shards
+  auto w = format::ShardWriter::Open(fs.get(), "/ds", o);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE((*w)->Write(std::to_string(i)).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  ASSERT_GT((*w)->manifest().shards.size(), 2u);
+
+  ReadOptions ro;
+  ro.fs = fs.get();
+  ro.paths = {"/ds"};
+  Result<Dataset> dir = Dataset::Read(ro);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  auto it = MakeIt(dir->Shuffle({.seed = 1}).Map(ParseId, IdMap()), 2);
+  std::vector<int64_t> got = Drain(it.get());
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got.size(), 200u);
+  EXPECT_EQ(got.back(), 199);
+
+  ro.paths = {"/ds/data-0000[01]-*"};
+  Result<Dataset> glob = Dataset::Read(ro);
+  ASSERT_TRUE(glob.ok()) << glob.status().ToString();
+  auto two = MakeIt(*glob, 1);
+  EXPECT_LT(Drain(two.get()).size(), 200u);
+
+  ro.paths = {"/nowhere"};
+  Result<Dataset> missing = Dataset::Read(ro);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("/nowhere"), std::string::npos);
 }
 
 }  // namespace

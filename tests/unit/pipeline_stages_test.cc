@@ -106,8 +106,8 @@ Dataset Ragged(uint64_t n) {
     return Status::OK();
   };
   MapOptions mo;
-  mo.output_schema = Schema({FeatureInfo{"seq", DType::kInt32, Shape{-1}},
-                             FeatureInfo{"name", DType::kString, Shape()}});
+  mo.output_schema = Schema(
+      {FeatureInfo{"seq", DType::kInt32, Shape{-1}}, FeatureInfo{"name", DType::kString, Shape()}});
   return Ids({n}).Map(fn, mo);
 }
 
@@ -142,7 +142,7 @@ TEST(PipelinePaddedBatch, UnknownPadValueFeatureIsRejected) {
 TEST(PipelineBucket, GroupsByLengthAndFlushesPartialBuckets) {
   BucketOptions o;
   o.length_feature = "seq";
-  o.boundaries = {3};      // lengths 1,2 -> bucket 0; 3,4 -> bucket 1
+  o.boundaries = {3};  // lengths 1,2 -> bucket 0; 3,4 -> bucket 1
   o.batch_sizes = {2, 3};
   auto it = MakeIt(Ragged(12).BucketByLength(o), 1);
   Element e;
@@ -155,7 +155,8 @@ TEST(PipelineBucket, GroupsByLengthAndFlushesPartialBuckets) {
     for (int64_t i = 0; i < seq.shape()[0]; ++i) {
       int32_t id = seq.data<int32_t>()[i * width];
       seen.insert(id);
-      EXPECT_EQ(id % 4 + 1 <= 2, width <= 2) << "element " << id << " in a batch of width " << width;
+      EXPECT_EQ(id % 4 + 1 <= 2, width <= 2)
+          << "element " << id << " in a batch of width " << width;
     }
   }
   EXPECT_EQ(seen.size(), 12u);

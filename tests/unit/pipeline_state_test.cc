@@ -92,8 +92,7 @@ struct StateCase {
   Build build;
 };
 
-class PipelineState
-    : public ::testing::TestWithParam<std::tuple<StateCase, ShuffleMode>> {};
+class PipelineState : public ::testing::TestWithParam<std::tuple<StateCase, ShuffleMode>> {};
 
 TEST_P(PipelineState, RestoreAtEveryBreakpointContinuesTheUninterruptedStream) {
   auto [c, mode] = GetParam();

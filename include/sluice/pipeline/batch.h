@@ -18,8 +18,8 @@ struct BatchOptions {
 // How padded_batch and bucket_by_length pad: every dimension of every non-scalar feature is
 // padded to the longest in the batch, rounded up to `pad_to_multiple_of`.
 struct PaddingOptions {
-  size_t pad_to_multiple_of = 1;            // Default: 1 (no rounding)
-  std::map<std::string, double> pad_values; // Default: 0 (numbers), "" (strings)
+  size_t pad_to_multiple_of = 1;             // Default: 1 (no rounding)
+  std::map<std::string, double> pad_values;  // Default: 0 (numbers), "" (strings)
   // For each padded feature add "<name>_mask" (uint8 [batch, padded length of dim 0]):
   // 1 where the element had data. Default: true.
   bool masks = true;

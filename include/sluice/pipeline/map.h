@@ -59,10 +59,10 @@ struct MapOptions {
   // Concurrent map tasks. Default: kAutotune (starts at 1). 0 = run on the consumer's thread.
   int parallelism = kAutotune;
   // Deliver in input order. false trades determinism (and exact Save) for throughput.
-  bool ordered = true;                    // Default: true
-  std::optional<Schema> output_schema;    // Default: the input schema
-  std::optional<ErrorPolicy> on_error;    // Default: PipelineOptions::on_error
-  size_t chunk_elements = 32;             // Default: 32 elements per task
+  bool ordered = true;                  // Default: true
+  std::optional<Schema> output_schema;  // Default: the input schema
+  std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
+  size_t chunk_elements = 32;           // Default: 32 elements per task
 };
 
 struct FilterOptions {

@@ -24,8 +24,8 @@ struct ReadOptions {
   // Read tasks in flight (each reads chunk_records records). Default: 0 = autotune
   // (starts at 2).
   uint32_t parallelism = 0;
-  uint32_t chunk_records = 64;  // Default: 64 records per read task
-  uint64_t epoch = 0;           // Default: 0 (the first epoch; repeat counts on from it)
+  uint32_t chunk_records = 64;          // Default: 64 records per read task
+  uint64_t epoch = 0;                   // Default: 0 (the first epoch; repeat counts on from it)
   std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
 };
 

@@ -10,17 +10,20 @@
 namespace sluice::pipeline {
 
 struct StageStats {
-  std::string name;                  // "read", "map:decode_image", "batch", ...
-  uint64_t elements = 0;             // produced
-  uint64_t bytes = 0;                // tensor bytes produced
-  double busy_seconds = 0;           // doing its own work, summed over its threads
-  double input_wait_seconds = 0;     // waiting for its input to produce
-  double output_wait_seconds = 0;    // idle because its output buffer / the budget was full
-  uint64_t buffered = 0;             // elements it holds now (ready or in flight)
-  uint64_t buffer_capacity = 0;      // elements it may hold (0 for streaming stages)
-  uint32_t parallelism = 1;          // concurrent tasks (threads it may use)
-  uint64_t skipped = 0;              // records dropped by on_error = skip | quarantine
-  uint64_t quarantined = 0;          // of which written to the quarantine file
+  std::string name;                // "read", "map:decode_image", "batch", ...
+  uint64_t elements = 0;           // produced
+  uint64_t bytes = 0;              // tensor bytes produced
+  double busy_seconds = 0;         // doing its own work, summed over its threads
+  double input_wait_seconds = 0;   // waiting for its input to produce
+  double output_wait_seconds = 0;  // idle because its output buffer / the budget was full
+  uint64_t buffered = 0;           // elements it holds now (ready or in flight)
+  uint64_t buffer_capacity = 0;    // elements it may hold (0 for streaming stages)
+  uint32_t parallelism = 1;        // concurrent tasks (threads it may use)
+  // Share of its chunks the consumer's thread produced itself while waiting for them (it
+  // helps rather than idles): counts as that much of one more thread.
+  double consumer_share = 0;
+  uint64_t skipped = 0;      // records dropped by on_error = skip | quarantine
+  uint64_t quarantined = 0;  // of which written to the quarantine file
 };
 
 struct PipelineStats {
@@ -29,11 +32,11 @@ struct PipelineStats {
   uint64_t elements = 0;             // delivered to the consumer
   uint32_t threads = 0;              // pool size
   uint64_t memory_budget_bytes = 0;
-  uint64_t memory_used_bytes = 0;    // bytes held by pipeline buffers now
-  uint64_t memory_peak_bytes = 0;    // most ever held
-  uint64_t autotune_steps = 0;       // adjustments made by autotune
-  uint64_t buffer_allocations = 0;   // fresh tensor buffers (flat in steady state: reuse)
-  std::vector<StageStats> stages;    // source first, consumer-facing stage last
+  uint64_t memory_used_bytes = 0;   // bytes held by pipeline buffers now
+  uint64_t memory_peak_bytes = 0;   // most ever held
+  uint64_t autotune_steps = 0;      // adjustments made by autotune
+  uint64_t buffer_allocations = 0;  // fresh tensor buffers (flat in steady state: reuse)
+  std::vector<StageStats> stages;   // source first, consumer-facing stage last
 
   // Index of the stage that limits throughput (highest busy share of its threads), -1 if
   // none did measurable work.
