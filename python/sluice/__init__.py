@@ -38,7 +38,8 @@ from ._sluice import (
     __version__,
     make_example,
 )
-from .dataset import INFINITE, UNKNOWN, Dataset, from_records, read
+from . import text
+from .dataset import INFINITE, UNKNOWN, Dataset, from_records, read, read_token_cache
 from .distributed import rank_and_world_size
 from .writers import write_records
 
@@ -54,5 +55,5 @@ __all__ = [
     "FailedPreconditionError", "INFINITE", "InternalError", "InvalidArgumentError", "IoError",
     "Iterator", "NotFoundError", "OutOfRangeError", "RecordWriter", "ResourceExhaustedError",
     "Strings", "UNKNOWN", "UnimplementedError", "from_records", "make_example",
-    "rank_and_world_size", "read", "write_records",
+    "rank_and_world_size", "read", "read_token_cache", "text", "write_records",
 ]
