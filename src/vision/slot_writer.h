@@ -1,0 +1,56 @@
+// Internal: the final write of ImageTransform. Turns resampled RGB rows into one batch slot
+// in the requested dtype and layout, mirroring for a flip and filling padding, with the
+// Normalize arithmetic fused in.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sluice/vision/ops.h"
+#include "sluice/vision/resample.h"
+#include "sluice/vision/transform.h"
+
+namespace sluice::vision::internal {
+
+// value = pixel * scale[c] + bias[c] for float dtypes (pixel on the 0..255 scale);
+// padding pixels get pad[c]. uint8 ignores all three and rounds the pixel.
+struct PixelMap {
+  std::array<float, 3> scale{}, bias{}, pad{};
+};
+
+// Reusable row buffer of a SlotWriter (kept in DecodeScratch).
+struct SlotRows {
+  std::vector<float> values;
+};
+
+// `out` must be aligned to the dtype's size (the slot is written through typed pointers).
+class SlotWriter final : public RowSink {
+ public:
+  SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPlan& plan, void* out,
+             SlotRows* rows);
+
+  // Writes the padding value over the whole slot; call before the rows when plan.padded().
+  void FillPadding();
+  // Row y of the content rectangle, RGBX, in source (unmirrored) order.
+  void WriteRow(uint32_t y, const float* rgbx) override;
+
+ private:
+  // Stores n values (already in output order) at element offset `element` of the slot.
+  void Store(const float* values, size_t n, size_t element);
+
+  OutputSpec spec_;
+  PixelMap map_;
+  CropPlan plan_;
+  uint8_t* out_;
+  SlotRows* rows_;
+};
+
+// Call once a slot is complete, before it is handed to another thread (orders the
+// non-temporal stores SlotWriter uses).
+void FinishSlot();
+
+// IEEE binary16 from binary32, round to nearest even (F16C when the CPU has it).
+void FloatsToHalves(const float* in, uint16_t* out, size_t n);
+
+}  // namespace sluice::vision::internal
