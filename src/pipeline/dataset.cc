@@ -25,6 +25,11 @@ const Schema& Dataset::schema() const {
   return node_ ? node_->schema() : *empty;
 }
 
+const std::vector<uint64_t>& Dataset::shard_records() const {
+  static const auto* none = new std::vector<uint64_t>();  // intentional leak, as above
+  return node_ && status_.ok() ? SourceOf(node_.get()).source->shard_records() : *none;
+}
+
 Dataset Dataset::Shuffle(const ShuffleOptions& options) const {
   if (!status_.ok()) return *this;
   const SourceConfig* src = AsReadNode(node_.get());

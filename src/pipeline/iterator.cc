@@ -14,7 +14,8 @@ class Iterator::Impl {
   Impl(NodePtr root, PipelineOptions options);
   ~Impl() { DestroyRun(); }
 
-  Status BuildRun();
+  // A fresh run whose read stage starts at `epoch` (after ReadOptions::epoch).
+  Status BuildRun(uint64_t epoch);
   Result<bool> Next(Element* out);
   Result<std::string> Save() const;
   Status Restore(ByteView state);
@@ -38,6 +39,7 @@ class Iterator::Impl {
   std::unique_ptr<PipelineContext> ctx_;
   std::unique_ptr<StageIterator> it_;
   std::unique_ptr<Autotuner> autotuner_;
+  uint64_t run_epoch_ = 0;      // IteratorArgs::epoch of the run (saved in the state)
   Status sticky_;               // an error ends the stream for good
   Mark delivered_;              // mark of the last element handed to the consumer
   std::string restored_state_;  // Save() before any Next() after Restore() returns it
@@ -56,11 +58,12 @@ Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
   quarantine_ = std::make_unique<QuarantineSink>(fs, options_.quarantine_path);
 }
 
-Status Iterator::Impl::BuildRun() {
+Status Iterator::Impl::BuildRun(uint64_t epoch) {
+  run_epoch_ = epoch;
   ctx_ = std::make_unique<PipelineContext>(options_, pool_.get(), buffers_.get(), budget_.get(),
                                            quarantine_.get());
   ctx_->RegisterGraph(root_.get());
-  SLUICE_ASSIGN_OR_RETURN(it_, root_->MakeIterator(ctx_.get(), IteratorArgs{}));
+  SLUICE_ASSIGN_OR_RETURN(it_, root_->MakeIterator(ctx_.get(), IteratorArgs{epoch}));
   autotuner_ = std::make_unique<Autotuner>(ctx_.get(), pool_->size());
   sticky_ = Status::OK();
   delivered_ = Mark();
@@ -114,6 +117,7 @@ Result<std::string> Iterator::Impl::Save() const {
   if (!restored_state_.empty()) return restored_state_;
   StateWriter w;
   w.PutU64("pipeline", "graph", GraphFingerprint());
+  w.PutU64("pipeline", "epoch", run_epoch_);
   SLUICE_RETURN_IF_ERROR(it_->Save(delivered_, &w));
   return w.Finish();
 }
@@ -126,12 +130,13 @@ Status Iterator::Impl::Restore(ByteView state) {
         "iterator state was saved by a pipeline with different stages; it restores only into "
         "the same stages (thread counts, prefetch, rank and world size may differ)");
   }
+  uint64_t previous_epoch = run_epoch_;
   DestroyRun();
-  SLUICE_RETURN_IF_ERROR(BuildRun());
+  SLUICE_RETURN_IF_ERROR(BuildRun(r.GetU64Or("pipeline", "epoch", options_.epoch)));
   Status s = it_->Restore(r);
   if (!s.ok()) {  // leave a usable iterator at the start rather than a half-restored one
     DestroyRun();
-    SLUICE_RETURN_IF_ERROR(BuildRun());
+    SLUICE_RETURN_IF_ERROR(BuildRun(previous_epoch));
     return s;
   }
   restored_state_ = std::string(state);
@@ -166,7 +171,7 @@ PipelineStats Iterator::stats() const { return impl_->Stats(); }
 Result<std::unique_ptr<Iterator>> MakePipelineIterator(NodePtr root,
                                                        const PipelineOptions& options) {
   auto impl = std::make_unique<Iterator::Impl>(std::move(root), options);
-  SLUICE_RETURN_IF_ERROR(impl->BuildRun());
+  SLUICE_RETURN_IF_ERROR(impl->BuildRun(options.epoch));
   return std::make_unique<Iterator>(std::move(impl));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sluice/pipeline/wait_check.h"
 #include "stage.h"
 
 namespace sluice::pipeline {
@@ -206,7 +207,7 @@ Result<Chunk*> ParallelRunner::TakeChunk() {
       l.lock();
       continue;
     }
-    cv_.wait(l);
+    SLUICE_RETURN_IF_ERROR(WaitWithCheck(cv_, l));  // Ctrl-C from Python lands here
   }
 }
 

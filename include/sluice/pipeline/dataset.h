@@ -62,6 +62,9 @@ class Dataset {
 
   const Schema& schema() const;
   const Status& status() const { return status_; }
+  // Records per shard of the snapshot the dataset reads (what epoch sizes derive from);
+  // empty when status() is not OK.
+  const std::vector<uint64_t>& shard_records() const;
 
   Result<std::unique_ptr<Iterator>> MakeIterator(const PipelineOptions& options = {}) const;
 

@@ -39,6 +39,10 @@ struct PipelineOptions {
   // the iterator is destroyed or reaches the end (writes are atomic). Default: "".
   std::string quarantine_path;
   io::FileSystem* quarantine_fs = nullptr;
+  // The epoch the iterator starts at, counted on from ReadOptions::epoch (a training loop
+  // makes one iterator per epoch). Restore() takes the epoch from the state instead.
+  // Default: 0.
+  uint64_t epoch = 0;
 };
 
 }  // namespace sluice::pipeline

@@ -1,0 +1,290 @@
+"""sluice.Dataset: an immutable description of an input pipeline.
+
+Each method returns a new Dataset with one more stage (the stages and arguments of the C++
+pipeline, docs/pipeline.md); nothing runs until `iterator()` (or `for batch in ds`). An
+invalid stage raises at the call. A Dataset also remembers its recipe (the stages and their
+arguments), which is how `cardinality()` is computed and how `sluice.torch` inserts a
+`shard` stage for the rank it runs on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+from . import _sluice
+from .distributed import rank_and_world_size
+
+#: cardinality() when the number of elements depends on the data (filter, bucket_by_length).
+UNKNOWN = -1
+#: cardinality() of a dataset that repeats forever.
+INFINITE = -2
+
+# A stage of the recipe: (method name, keyword arguments).
+_Stage = tuple
+
+
+class Dataset:
+    """An immutable pipeline description. Build one with `sluice.read(...)` or
+    `sluice.from_records(...)`, chain stages, then iterate."""
+
+    __slots__ = ("_cpp", "_recipe", "_options")
+
+    def __init__(self, cpp: Any, recipe: tuple, options: Optional[dict] = None):
+        self._cpp = cpp
+        self._recipe = recipe
+        self._options = dict(options or {})
+
+    # ---- stages (same names and arguments as the C++ Dataset) ----
+
+    def shuffle(self, seed: int = 0, mode: str = "global", *, block_shards: int = 4,
+                buffer_size: int = 10000) -> "Dataset":
+        """Sets the epoch's sample order: "global" (a full permutation of all records, the
+        default), "block" (shards permuted, records permuted within windows of
+        `block_shards` shards) or "buffer" (a tf.data-style shuffle buffer of `buffer_size`
+        elements). Directly after read; the order is a pure function of (data, seed, epoch)."""
+        return self._then("shuffle", seed=seed, mode=mode, block_shards=block_shards,
+                          buffer_size=buffer_size)
+
+    def shard(self, rank: Optional[int] = None, world_size: Optional[int] = None, *,
+              remainder: str = "drop") -> "Dataset":
+        """This rank's slice of every epoch. rank / world_size default to the environment:
+        torch.distributed when initialised, else RANK/WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS,
+        OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, else (0, 1). remainder: "drop" (default;
+        every rank yields floor(N / W) samples) or "pad" (ceil, repeating the epoch's first
+        samples)."""
+        if rank is None or world_size is None:
+            env_rank, env_world = rank_and_world_size()
+            rank = env_rank if rank is None else rank
+            world_size = env_world if world_size is None else world_size
+        return self._then("shard", rank=rank, world_size=world_size, remainder=remainder)
+
+    def parse_example(self, features: Mapping[str, Any], *, on_error: Optional[str] = None,
+                      parallelism: int = -1) -> "Dataset":
+        """Parses tf.train.Example records into one tensor per feature. A spec is a dtype
+        ("int64", "float32", "bytes", "uint8"), optionally with a shape ("float32[3]",
+        "int64[-1]" for any count), or a tuple (dtype, shape[, optional])."""
+        return self._then("parse_example", features=dict(features), on_error=on_error,
+                          parallelism=parallelism)
+
+    def map(self, fn: Union[Callable, str], *, name: str = "", parallelism: int = -1,
+            ordered: bool = True, output: Optional[Mapping[str, Any]] = None,
+            on_error: Optional[str] = None, with_seed: bool = False,
+            chunk_elements: int = 32) -> "Dataset":
+        """Applies `fn` to every element. A Python callable is the slow path: it runs holding
+        the GIL, gets the element as a dict (numpy arrays, bytes for scalar strings, Strings)
+        and returns a dict with every feature of `output` (default: the input's features;
+        specs as in parse_example). with_seed=True calls fn(element, seed) with the sample's
+        reproducible 64-bit seed. A string names a built-in C++ function ("identity")."""
+        return self._then("map", fn=fn, name=name, parallelism=parallelism, ordered=ordered,
+                          output=None if output is None else dict(output), on_error=on_error,
+                          with_seed=with_seed, chunk_elements=chunk_elements)
+
+    def filter(self, predicate: Callable, *, name: str = "",
+               on_error: Optional[str] = None) -> "Dataset":
+        """Keeps the elements for which predicate(element) is true (a Python callable)."""
+        return self._then("filter", predicate=predicate, name=name, on_error=on_error)
+
+    def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
+        """Stacks `batch_size` elements (all of the same shape) into one array per feature."""
+        return self._then("batch", batch_size=batch_size, drop_remainder=drop_remainder)
+
+    def padded_batch(self, batch_size: int, drop_remainder: bool = False, *,
+                     pad_to_multiple_of: int = 1,
+                     pad_values: Optional[Mapping[str, float]] = None,
+                     masks: bool = True) -> "Dataset":
+        """Batches elements of different shapes, padding each feature to the longest in the
+        batch (rounded up to pad_to_multiple_of) and adding "<name>_mask" features."""
+        return self._then("padded_batch", batch_size=batch_size, drop_remainder=drop_remainder,
+                          pad_to_multiple_of=pad_to_multiple_of,
+                          pad_values=dict(pad_values or {}), masks=masks)
+
+    def bucket_by_length(self, length_feature: str, boundaries: Sequence[int],
+                         batch_sizes: Sequence[int], *, drop_remainder: bool = False,
+                         pad_to_multiple_of: int = 1,
+                         pad_values: Optional[Mapping[str, float]] = None,
+                         masks: bool = True) -> "Dataset":
+        """Groups elements by the length of `length_feature` into buckets
+        (boundaries[i-1] <= length < boundaries[i]) and emits a padded batch of
+        batch_sizes[i] when bucket i is full."""
+        return self._then("bucket_by_length", length_feature=length_feature,
+                          boundaries=list(boundaries), batch_sizes=list(batch_sizes),
+                          drop_remainder=drop_remainder, pad_to_multiple_of=pad_to_multiple_of,
+                          pad_values=dict(pad_values or {}), masks=masks)
+
+    def prefetch(self, buffer_size: int = -1) -> "Dataset":
+        """Computes up to `buffer_size` elements ahead in the background (-1: autotuned)."""
+        return self._then("prefetch", buffer_size=buffer_size)
+
+    def repeat(self, epochs: int = -1) -> "Dataset":
+        """Runs the input `epochs` times (-1: forever), each epoch in its own order."""
+        return self._then("repeat", epochs=epochs)
+
+    def take(self, count: int) -> "Dataset":
+        return self._then("take", count=count)
+
+    def skip(self, count: int) -> "Dataset":
+        return self._then("skip", count=count)
+
+    # ---- running ----
+
+    def with_options(self, **options: Any) -> "Dataset":
+        """Default options of the iterators made from this dataset: threads (0 = one per
+        core), memory_budget (bytes, default 1 GiB), autotune (True), on_error ("raise" |
+        "skip" | "quarantine"), quarantine_path."""
+        merged = dict(self._options)
+        merged.update(options)
+        _check_options(merged)
+        return Dataset(self._cpp, self._recipe, merged)
+
+    def iterator(self, epoch: int = 0, state: Optional[bytes] = None,
+                 **options: Any) -> "_sluice.Iterator":
+        """Starts the pipeline at `epoch`, or where `state` (from Iterator.state()) was: the
+        state knows its epoch and wins over `epoch`. Options as in with_options()."""
+        merged = dict(self._options)
+        merged.update(options)
+        _check_options(merged)
+        return self._cpp.make_iterator(epoch=epoch, state=state, **merged)
+
+    def __iter__(self):
+        return self.iterator()
+
+    # ---- what it is ----
+
+    @property
+    def schema(self) -> dict:
+        """{feature name: "dtype[shape]"}; -1 marks a dimension that varies."""
+        return self._cpp.schema
+
+    @property
+    def shard_records(self) -> list:
+        """Records per shard of the data read."""
+        return self._cpp.shard_records
+
+    @property
+    def sharded(self) -> bool:
+        return any(stage == "shard" for stage, _ in self._recipe)
+
+    def cardinality(self) -> int:
+        """Elements per iteration (per rank when sharded), UNKNOWN (-1) when it depends on
+        the data (filter, bucket_by_length), INFINITE (-2) for repeat() forever."""
+        n = sum(self.shard_records)
+        for stage, kw in self._recipe[1:]:
+            n = _cardinality_after(stage, kw, n)
+            if n == UNKNOWN:
+                return UNKNOWN
+        return n
+
+    def __len__(self) -> int:
+        n = self.cardinality()
+        if n < 0:
+            raise TypeError("the length of this dataset is " +
+                            ("unknown" if n == UNKNOWN else "infinite"))
+        return n
+
+    def __repr__(self) -> str:
+        """sluice.Dataset(from_records(2 shards) -> shuffle(seed=3) -> batch(batch_size=8))"""
+        parts = []
+        for stage, kw in self._recipe:
+            if stage == "from_records":
+                parts.append(f"from_records({len(kw['shards'])} shards)")
+                continue
+            method = getattr(Dataset, stage, None) or globals()[stage]
+            params = inspect.signature(method).parameters
+            args = ", ".join(f"{k}={_short(v)}" for k, v in kw.items()
+                             if k not in params or params[k].default is not v and
+                             params[k].default != v)
+            parts.append(f"{stage}({args})")
+        return "sluice.Dataset(" + " -> ".join(parts) + ")"
+
+    # ---- recipe ----
+
+    def _then(self, stage: str, **kwargs: Any) -> "Dataset":
+        cpp = getattr(self._cpp, stage)(**kwargs)
+        return Dataset(cpp, self._recipe + ((stage, kwargs),), self._options)
+
+    def with_shard(self, rank: int, world_size: int, remainder: str = "drop") -> "Dataset":
+        """This dataset with a shard stage inserted where it belongs (after read and shuffle).
+        Used by sluice.torch for pipelines built without one; a dataset that has a shard
+        stage is returned unchanged."""
+        if self.sharded:
+            return self
+        at = 1
+        if len(self._recipe) > 1 and self._recipe[1][0] == "shuffle":
+            at = 2
+        recipe = (self._recipe[:at] +
+                  (("shard", dict(rank=rank, world_size=world_size, remainder=remainder)),) +
+                  self._recipe[at:])
+        return _replay(recipe, self._options)
+
+
+def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
+         chunk_records: int = 64, on_error: Optional[str] = None) -> Dataset:
+    """Reads shards: a directory holding dataset.json, a glob, a shard file, or a list of
+    them (read in the order given). parallelism: read tasks in flight (0 = autotuned)."""
+    paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
+    return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
+                   chunk_records=chunk_records, on_error=on_error)
+
+
+def from_records(records: Sequence[Any]) -> Dataset:
+    """Records held in memory: a list of bytes (one shard) or a list of lists (shards)."""
+    records = list(records)
+    if records and not isinstance(records[0], (bytes, bytearray, memoryview, str)):
+        shards = [[bytes(r) for r in shard] for shard in records]
+    else:
+        shards = [[bytes(r, "utf-8") if isinstance(r, str) else bytes(r) for r in records]]
+    return _source("from_records", shards=shards)
+
+
+def _source(stage: str, **kwargs: Any) -> Dataset:
+    cpp = getattr(_sluice._Dataset, stage)(**kwargs)
+    return Dataset(cpp, ((stage, kwargs),))
+
+
+def _replay(recipe: tuple, options: dict) -> Dataset:
+    ds = _source(recipe[0][0], **recipe[0][1])
+    for stage, kw in recipe[1:]:
+        ds = ds._then(stage, **kw)
+    return Dataset(ds._cpp, ds._recipe, options)
+
+
+_OPTIONS = {"threads", "memory_budget", "autotune", "on_error", "quarantine_path"}
+
+
+def _check_options(options: dict) -> None:
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise _sluice.InvalidArgumentError(
+            f"unknown iterator option(s) {sorted(unknown)}; known: {sorted(_OPTIONS)}")
+
+
+def _cardinality_after(stage: str, kw: dict, n: int) -> int:
+    if stage in ("filter", "bucket_by_length"):
+        return UNKNOWN
+    if stage == "repeat":
+        if n == INFINITE or n == 0:
+            return n
+        return INFINITE if kw["epochs"] < 0 else n * kw["epochs"]
+    if n == INFINITE:
+        return kw["count"] if stage == "take" else n
+    if stage == "shard":
+        w = kw["world_size"]
+        return n // w if kw["remainder"] == "drop" else math.ceil(n / w)
+    if stage in ("batch", "padded_batch"):
+        b = kw["batch_size"]
+        return n // b if kw["drop_remainder"] else math.ceil(n / b)
+    if stage == "take":
+        return min(n, kw["count"])
+    if stage == "skip":
+        return max(0, n - kw["count"])
+    return n  # shuffle, parse_example, map, prefetch: one element out per element in
+
+
+def _short(v: Any) -> str:
+    if callable(v):
+        return getattr(v, "__name__", type(v).__name__)
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."

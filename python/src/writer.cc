@@ -1,0 +1,136 @@
+#include "writer.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "errors.h"
+#include "sluice/format/example.h"
+#include "sluice/format/record_writer.h"
+
+namespace sluice::python {
+namespace {
+
+namespace py = pybind11;
+
+bool IsBytesLike(py::handle v) {
+  return py::isinstance<py::bytes>(v) || py::isinstance<py::str>(v) || PyByteArray_Check(v.ptr());
+}
+
+std::string BytesOf(py::handle v) {
+  if (PyByteArray_Check(v.ptr())) return py::bytes(py::reinterpret_borrow<py::object>(v));
+  return v.cast<std::string>();
+}
+
+// One feature: bytes/str -> bytes_list; bool/int -> int64_list; float -> float_list; a
+// sequence or ndarray of those -> a list of that kind (ndarray kinds: i/u/b -> int64, f ->
+// float, S/O -> bytes).
+void AddFeature(format::ExampleBuilder* b, const std::string& name, py::handle value) {
+  if (IsBytesLike(value)) {
+    b->AddBytes(name, BytesOf(value));
+    return;
+  }
+  py::array a = py::array::ensure(value);
+  if (!a) {
+    throw py::type_error("make_example: feature '" + name + "' has an unsupported value " +
+                         py::repr(value).cast<std::string>());
+  }
+  char kind = a.dtype().kind();
+  py::array flat = a.attr("reshape")(-1);
+  if (kind == 'i' || kind == 'u' || kind == 'b') {
+    b->AddInt64s(name, flat.attr("astype")("int64").attr("tolist")().cast<std::vector<int64_t>>());
+  } else if (kind == 'f') {
+    b->AddFloats(name, flat.attr("astype")("float32").attr("tolist")().cast<std::vector<float>>());
+  } else if (kind == 'S' || kind == 'O' || kind == 'U') {
+    std::vector<std::string> values;
+    for (py::handle v : flat) {
+      if (!IsBytesLike(v)) {
+        throw py::type_error("make_example: feature '" + name + "' has an unsupported value " +
+                             py::repr(v).cast<std::string>());
+      }
+      values.push_back(BytesOf(v));
+    }
+    b->AddBytes(name, std::move(values));
+  } else {
+    throw py::type_error("make_example: feature '" + name + "' has dtype " +
+                         py::str(a.dtype()).cast<std::string>());
+  }
+}
+
+py::bytes MakeExample(const py::dict& features) {
+  format::ExampleBuilder b;
+  for (auto [key, value] : features) AddFeature(&b, py::str(key).cast<std::string>(), value);
+  return py::bytes(b.Serialize());
+}
+
+// One shard file (+ its index) through format::RecordWriter. Sticky failure; the file
+// appears under its name only when close() succeeds (a writer dropped unclosed leaves none).
+class PyRecordWriter {
+ public:
+  PyRecordWriter(const std::string& path, const std::string& codec, int zstd_level,
+                 size_t zstd_frame_bytes, bool write_index) {
+    format::RecordWriterOptions o;
+    o.codec = ValueOrThrow(format::ParseCodec(codec));
+    o.zstd_level = zstd_level;
+    o.zstd_frame_bytes = zstd_frame_bytes;
+    o.write_index = write_index;
+    std::string local;
+    io::FileSystem* fs = ValueOrThrow(io::FileSystemFor(path, &local));
+    writer_ = ValueOrThrow(format::RecordWriter::Open(fs, local, o));
+  }
+
+  void Write(py::bytes record) {
+    std::string_view view = record;         // `record` keeps the bytes alive while unlocked
+    format::RecordWriter& writer = Live();  // may raise: only with the GIL
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = writer.Write(ByteView(view));
+    }
+    ThrowIfError(s);
+  }
+
+  void Close() {
+    if (!writer_) return;
+    std::unique_ptr<format::RecordWriter> w = std::move(writer_);
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = w->Close();
+    }
+    ThrowIfError(s);
+  }
+
+  uint64_t records_written() { return Live().records_written(); }
+
+ private:
+  format::RecordWriter& Live() {
+    if (!writer_) ThrowStatus(FailedPrecondition("the record writer is closed"));
+    return *writer_;
+  }
+  std::unique_ptr<format::RecordWriter> writer_;
+};
+
+}  // namespace
+
+void RegisterWriters(py::module_& m) {
+  using py::arg;
+  py::class_<PyRecordWriter>(m, "RecordWriter",
+                             "Writes one shard: TFRecord framing, codec 'zstd' (default), "
+                             "'gzip' or 'none', plus its index. close() is required: the file "
+                             "appears only then.")
+      .def(py::init<const std::string&, const std::string&, int, size_t, bool>(), arg("path"),
+           arg("codec") = "zstd", arg("zstd_level") = 3, arg("zstd_frame_bytes") = size_t{1} << 20,
+           arg("write_index") = true)
+      .def("write", &PyRecordWriter::Write, arg("record"))
+      .def("close", &PyRecordWriter::Close)
+      .def_property_readonly("records_written", &PyRecordWriter::records_written)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyRecordWriter& w, py::object type, py::args) {
+        if (type.is_none()) w.Close();  // on an exception: no file (the writer aborts)
+      });
+  m.def("make_example", &MakeExample, py::arg("features"),
+        "A serialized tf.train.Example from {name: value}: bytes/str -> bytes_list, int -> "
+        "int64_list, float -> float_list; lists and numpy arrays give lists of that kind.");
+}
+
+}  // namespace sluice::python
