@@ -5,7 +5,6 @@
 
 #include "autotune.h"
 #include "nodes.h"
-#include "sluice/pipeline/sample_rng.h"
 
 namespace sluice::pipeline {
 
