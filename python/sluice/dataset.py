@@ -82,6 +82,24 @@ class Dataset:
                           output=None if output is None else dict(output), on_error=on_error,
                           with_seed=with_seed, chunk_elements=chunk_elements)
 
+    def decode_image(self, input: str, *ops: Any, layout: str = "NCHW", dtype: str = "float32",
+                     output: str = "image", keep_input: bool = False, parallelism: int = -1,
+                     on_error: Optional[str] = None, dct_scaling: bool = True) -> "Dataset":
+        """Decodes the JPEG/PNG bytes of feature `input` and applies `ops` (sluice.vision:
+        RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, Normalize) in C++, on the
+        pipeline's threads without the GIL. Writes feature `output`: dtype "uint8", "float16"
+        or "float32", layout "NCHW" (3 x H x W) or "NHWC"; it replaces `input` unless
+        keep_input. The last size-changing op must fix the size (a crop, or Resize((h, w))).
+        Bad images follow on_error (default: the iterator's), naming shard and record."""
+        specs = []
+        for op in ops:
+            if not hasattr(op, "spec"):
+                raise TypeError(f"decode_image: {op!r} is not a sluice.vision op")
+            specs.append(op.spec())
+        return self._then("decode_image", input=input, ops=specs, layout=layout, dtype=dtype,
+                          output=output, keep_input=keep_input, parallelism=parallelism,
+                          on_error=on_error, dct_scaling=dct_scaling)
+
     def filter(self, predicate: Callable, *, name: str = "",
                on_error: Optional[str] = None) -> "Dataset":
         """Keeps the elements for which predicate(element) is true (a Python callable)."""
