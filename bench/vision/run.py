@@ -98,7 +98,8 @@ def run_sluice_pipeline(build, shards_dir, cores, epochs=2):
           .decode_image("image/encoded", sluice.vision.RandomResizedCrop(224),
                         sluice.vision.RandomHorizontalFlip(),
                         sluice.vision.Normalize(mean=MEAN.tolist(), std=STD.tolist()),
-                        layout="NCHW", dtype="float32", output="image")
+                        layout="NCHW", dtype="float32", output="image",
+                        parallelism=cores)  # fixed: autotune's warm-up would skew short runs
           .repeat(epochs)
           .batch(256, drop_remainder=True)
           .prefetch(2)
