@@ -16,11 +16,12 @@ class NoneSource final : public StreamSource {
       : file_(std::move(file)),
         read_bytes_(std::max<size_t>(options.reader.read_buffer_bytes, 4096)) {}
 
-  // Maps the file when that is cheap (RecordReaderOptions::map_uncompressed).
-  Status MapIfInPlace() {
-    if (!file_->MapsInPlace()) return Status::OK();
-    SLUICE_ASSIGN_OR_RETURN(mapping_, file_->Map());
-    return Status::OK();
+  // Maps the file when that is cheap (RecordReaderOptions::map_uncompressed). A file that
+  // cannot be mapped after all (a FUSE file system without mmap, ...) is read buffered.
+  void MapIfInPlace() {
+    if (!file_->MapsInPlace()) return;
+    auto mapping = file_->Map();
+    if (mapping.ok()) mapping_ = std::move(*mapping);
   }
 
   Result<FillResult> Fill(StreamWindow* window, size_t want) override {
@@ -169,7 +170,7 @@ Result<std::unique_ptr<StreamSource>> MakeStreamSource(Codec codec,
   switch (codec) {
     case Codec::kNone: {
       auto source = std::make_unique<NoneSource>(std::move(file), options);
-      if (options.reader.map_uncompressed) SLUICE_RETURN_IF_ERROR(source->MapIfInPlace());
+      if (options.reader.map_uncompressed) source->MapIfInPlace();
       return std::unique_ptr<StreamSource>(std::move(source));
     }
     case Codec::kGzip:
