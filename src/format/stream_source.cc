@@ -33,7 +33,11 @@ class NoneSource final : public StreamSource {
       next_ = all.size();
       return FillResult::kData;
     }
-    window->Reserve(static_cast<size_t>(std::min<uint64_t>(std::max(want, read_bytes_), left)));
+    // Room for a read of read_bytes_, less the bytes of a record cut by the previous read
+    // (they move to the front of the buffer): the buffer stays at read_bytes_, not twice.
+    size_t held = static_cast<size_t>(window->end() - window->begin());
+    size_t read = std::max(want, read_bytes_ - std::min(held, read_bytes_ / 2));
+    window->Reserve(static_cast<size_t>(std::min<uint64_t>(read, left)));
     size_t n = static_cast<size_t>(std::min<uint64_t>(window->room(), left));
     SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(next_, n, window->write_ptr()));
     if (got.empty()) {
