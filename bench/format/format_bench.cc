@@ -1,8 +1,9 @@
 // Format-layer throughput, measured by bench/format/run.py against peers in the same run.
-//   format_bench read FILE            read every record (every CRC checked); prints JSON
-//   format_bench write FILE OUT CODEC read the records of FILE, write them to OUT with CODEC
-//   format_bench frame IN OUT BYTES   cut file IN into records of about BYTES (sizes vary
-//                                     0.5x..1.5x, deterministic) and write them uncompressed
+//   format_bench read FILE [--buffered] read every record (every CRC checked); prints JSON.
+//                                       --buffered: no memory map for an uncompressed file
+//   format_bench write FILE OUT CODEC   read the records of FILE, write them to OUT with CODEC
+//   format_bench frame IN OUT BYTES     cut file IN into records of about BYTES (sizes vary
+//                                       0.5x..1.5x, deterministic) and write them uncompressed
 // The printed seconds are wall time inside the process (file open to close), for information:
 // run.py times this tool and the peers (cat, zstd) alike, as whole processes on the same
 // files, and compares.
@@ -28,10 +29,12 @@ int Fail(const sluice::Status& s) {
   return 1;
 }
 
-int Read(const std::string& path) {
+int Read(const std::string& path, bool map) {
   auto* fs = sluice::io::LocalFileSystem();
   auto t0 = Clock::now();
-  auto reader = format::RecordReader::Open(fs, path);
+  format::RecordReaderOptions options;
+  options.map_uncompressed = map;
+  auto reader = format::RecordReader::Open(fs, path, options);
   if (!reader.ok()) return Fail(reader.status());
   uint64_t records = 0, payload = 0;
   ByteView rec;
@@ -113,9 +116,14 @@ int Frame(const std::string& in, const std::string& out, size_t target) {
 
 int main(int argc, char** argv) {
   std::string op = argc > 1 ? argv[1] : "";
-  if (op == "read" && argc == 3) return Read(argv[2]);
+  if (op == "read" && argc == 3) return Read(argv[2], true);
+  if (op == "read" && argc == 4 && std::string(argv[3]) == "--buffered") {
+    return Read(argv[2], false);
+  }
   if (op == "write" && argc == 5) return Write(argv[2], argv[3], argv[4]);
   if (op == "frame" && argc == 5) return Frame(argv[2], argv[3], std::stoul(argv[4]));
-  std::fprintf(stderr, "usage: format_bench read FILE | write IN OUT CODEC | frame IN OUT BYTES\n");
+  std::fprintf(
+      stderr,
+      "usage: format_bench read FILE [--buffered] | write IN OUT CODEC | frame IN OUT BYTES\n");
   return 2;
 }

@@ -106,8 +106,11 @@ def main():
         mib = os.path.getsize(plain) / 2**20
         label = f"{rec_bytes // 1024} KiB records"
 
-        read, cat = compare([([tool, "read", plain], None), (["cat", plain], None)], args.repeat)
+        read, buffered, cat = compare([([tool, "read", plain], None),
+                                       ([tool, "read", plain, "--buffered"], None),
+                                       (["cat", plain], None)], args.repeat)
         rows.append((f"read none, CRC checked ({label})", "cat > /dev/null", "MiB/s", mib, read, cat))
+        rows.append((f"  same, buffered (no mmap)", "cat > /dev/null", "MiB/s", mib, buffered, cat))
 
         zread, zcat = compare([([tool, "read", zst], None), (["zstd", "-q", "-d", "-c", zst], None)],
                               args.repeat)
