@@ -7,9 +7,9 @@ loader's state (what a checkpoint stores to resume the data stream exactly).
 
   PYTHONPATH=build/python /usr/bin/python3 examples/train_images.py data/sample-shards
 
-SLOW PATH, on purpose for now: images are decoded by a Python map with PIL (holding the GIL)
-until the image decode stage lands; then `decode_pil` becomes
-`ds.decode_image(...)` and the pipeline runs without Python.
+Images are decoded and augmented by the pipeline's decode_image stage (C++, libjpeg-turbo,
+no GIL): RandomResizedCrop + RandomHorizontalFlip + Normalize into float32 NCHW batches.
+`--pil` switches to the slow path for comparison: a Python map decoding with PIL.
 """
 import argparse
 import io
@@ -41,16 +41,29 @@ def decode_pil(size):
     return decode
 
 
-def pipeline(shards, size, batch_size, threads):
-    return (sluice.read(shards)
-            .shuffle(seed=0)
-            .parse_example(FEATURES)
-            .map(decode_pil(size), name="decode_pil", with_seed=True, parallelism=threads,
-                 output={"image": f"uint8[{size}, {size}, 3]", "label": "int64"})
-            .repeat()                       # epochs follow each other, each in its own order
+def pipeline(shards, size, batch_size, threads, pil=False):
+    ds = sluice.read(shards).shuffle(seed=0).parse_example(FEATURES)
+    if pil:
+        ds = ds.map(decode_pil(size), name="decode_pil", with_seed=True, parallelism=threads,
+                    output={"image": f"uint8[{size}, {size}, 3]", "label": "int64"})
+    else:
+        ds = ds.decode_image("image/encoded",
+                             sluice.vision.RandomResizedCrop(size),
+                             sluice.vision.RandomHorizontalFlip(),
+                             sluice.vision.Normalize(mean=sluice.vision.IMAGENET_MEAN,
+                                                     std=sluice.vision.IMAGENET_STD),
+                             layout="NCHW", dtype="float32", output="image")
+    return (ds.repeat()                     # epochs follow each other, each in its own order
             .batch(batch_size, drop_remainder=True)
             .prefetch(4)
             .with_options(threads=threads))
+
+
+def to_model_input(images, pil):
+    """decode_image already gives normalized float32 NCHW; the PIL path gives uint8 NHWC."""
+    if pil:
+        return images.permute(0, 3, 1, 2).float().div_(255).sub_(0.5)
+    return images
 
 
 def small_cnn(classes):
@@ -77,6 +90,8 @@ def main():
     parser.add_argument("--size", type=int, default=64, help="image side in pixels")
     parser.add_argument("--threads", type=int, default=2, help="sluice threads")
     parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--pil", action="store_true",
+                        help="slow path: decode with PIL in a Python map instead of decode_image")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -86,15 +101,17 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
     loader = sluice.torch.TorchLoader(pipeline(args.shards, args.size, args.batch_size,
-                                               args.threads))
+                                               args.threads, args.pil))
     print(f"sluice {sluice.__version__}: {args.shards}, {classes} classes, "
           f"{sum(loader.dataset.shard_records)} images; batch {args.batch_size}, "
-          f"{args.size}x{args.size}, {args.steps} steps on CPU")
+          f"{args.size}x{args.size}, {args.steps} steps on CPU, decode with "
+          f"{'PIL (slow path)' if args.pil else 'decode_image'}")
 
+    label_key = "label" if args.pil else "image/class/label"  # the PIL map renames it
     start, window, running = time.perf_counter(), time.perf_counter(), 0.0
     for step, batch in enumerate(loader, 1):
-        images = batch["image"].permute(0, 3, 1, 2).float().div_(255).sub_(0.5)
-        loss = loss_fn(model(images), batch["label"])
+        images = to_model_input(batch["image"], args.pil)
+        loss = loss_fn(model(images), batch[label_key])
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

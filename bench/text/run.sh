@@ -4,7 +4,9 @@
 #  2. trains an 8k unigram SentencePiece model on it with spm_train (sampled sentences);
 #  3. measures python3-sentencepiece's encode on the corpus lines (bench/text/spm_python.py);
 #  4. runs build/bin/text_bench: sluice tokenization (1 and 2 threads) against those numbers,
-#     padding waste (naive, dynamic, bucketing, packing) and token cache read speed.
+#     padding waste (naive, dynamic, bucketing, packing) and token cache read speed;
+#  5. runs build/bin/text_pipeline_bench: the same through pipelines (tokenize stage rate,
+#     waste of padded_batch / bucket_by_length / pack output over the token cache).
 # Usage: bench/text/run.sh [BUILD_DIR]     (default: build; needs target text_bench)
 set -euo pipefail
 
@@ -16,6 +18,7 @@ SENTENCES="${SLUICE_BENCH_SENTENCES:-200000}"  # spm_train sample: keeps trainin
 
 [ -d "$DOCS" ] || { echo "run.sh: $DOCS missing (apt-get install linux-doc-6.1)" >&2; exit 1; }
 [ -x "$BUILD/bin/text_bench" ] || cmake --build "$BUILD" --target text_bench
+[ -x "$BUILD/bin/text_pipeline_bench" ] || cmake --build "$BUILD" --target text_pipeline_bench
 
 WORK="$(mktemp -d /tmp/sluice_text_bench.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
@@ -36,5 +39,9 @@ echo "== peer: python3-sentencepiece" >&2
 
 echo "== sluice" >&2
 "$BUILD/bin/text_bench" "$WORK/corpus.txt" "$WORK/kernel_docs_8k.model" "$WORK" "$WORK/python.json"
+
+echo "== sluice pipelines (tokenize stage; padded_batch / bucket_by_length / pack output)" >&2
+"$BUILD/bin/text_pipeline_bench" "$WORK/corpus.txt" "$WORK/kernel_docs_8k.model" "$WORK" \
+  "$WORK/python.json"
 echo
 echo "Reproduce: bench/text/run.sh $BUILD   (machine: $(nproc) cores, $(uname -m))"

@@ -1,5 +1,6 @@
-// bench/text: tokenization throughput against python3-sentencepiece, padding waste of
-// naive / dynamic / bucketed / packed batches, and token cache read speed against memcpy.
+// bench/text: tokenization throughput against python3-sentencepiece and token cache read
+// speed against memcpy. Padding waste is measured on pipeline output by
+// text_pipeline_bench.cc (padded_batch / bucket_by_length / pack are pipeline stages).
 // Run through bench/text/run.sh, which prepares the corpus, the model and the peer numbers:
 //   text_bench CORPUS MODEL WORKDIR PYTHON_JSON
 #include <fmt/format.h>
@@ -18,10 +19,6 @@
 #include <vector>
 
 #include "sluice/io/file_system.h"
-#include "sluice/text/bucketing.h"
-#include "sluice/text/length_limit.h"
-#include "sluice/text/packing.h"
-#include "sluice/text/padding.h"
 #include "sluice/text/plain_text.h"
 #include "sluice/text/token_cache.h"
 #include "sluice/text/tokenizer.h"
@@ -29,12 +26,6 @@
 namespace sluice::text {
 namespace {
 
-constexpr size_t kBatchRows = 32;       // documents per padded batch
-constexpr size_t kMaxLength = 512;      // tokens kept per document for padded batches
-constexpr double kBucketRatio = 1.1;    // geometric bucket boundaries
-constexpr size_t kTokenBudget = 16384;  // slots per bucketed batch
-constexpr size_t kSeqLen = 2048;        // packed sequence length
-constexpr size_t kPackRows = 8;         // sequences per packed batch
 
 void Check(const Status& st, const char* what) {
   if (st.ok()) return;
@@ -130,120 +121,6 @@ void BenchTokenize(const Tokenizer& tok, const std::vector<std::string_view>& li
       p2.wall / t2.wall, t1.wall / t2.wall);
 }
 
-// ---- padding waste ----------------------------------------------------------------------
-
-struct WasteRow {
-  std::string method;
-  TokenCounts counts;
-  double seconds = 0;
-};
-
-void PrintWaste(const std::vector<WasteRow>& rows, size_t docs) {
-  fmt::print(
-      "\n## Padding waste: {} paragraphs in shuffled order, truncated to {} tokens "
-      "for padded batches\n\n",
-      docs, kMaxLength);
-  fmt::print(
-      "| method | real tokens | slots | padding | batching speed (real tokens/s) | "
-      "goal |\n|---|---|---|---|---|---|\n");
-  for (const auto& r : rows) {
-    std::string goal;
-    if (r.method.starts_with("bucketing")) {
-      goal = r.method.ends_with("exact") ? "<= 5%: " + Goal(r.counts.waste() <= 0.05)
-                                         : "(rounding up to 8 is most of it)";
-    }
-    if (r.method.starts_with("packing")) goal = ">= 99% real: " + Goal(r.counts.waste() <= 0.01);
-    fmt::print("| {} | {} | {} | {:.2f}% | {} | {} |\n", r.method, r.counts.real, r.counts.total,
-               100.0 * r.counts.waste(), Rate(static_cast<double>(r.counts.real) / r.seconds),
-               goal);
-  }
-}
-
-WasteRow PadInBatches(std::string method, const std::vector<std::span<const int32_t>>& docs,
-                      const PaddingOptions& options) {
-  WasteRow row{std::move(method), {}, 0};
-  PaddedBatch batch;
-  row.seconds = BestSeconds(3, [&] {
-    row.counts = {};
-    for (size_t at = 0; at < docs.size(); at += kBatchRows) {
-      const size_t n = std::min(kBatchRows, docs.size() - at);
-      Check(PadBatch<int32_t>(std::span(docs).subspan(at, n), options, &batch), "pad");
-      row.counts += batch.counts();
-    }
-  });
-  return row;
-}
-
-WasteRow PadInBuckets(const std::vector<std::span<const int32_t>>& docs, double ratio,
-                      size_t multiple) {
-  BucketingOptions opts;
-  opts.boundaries = GeometricBoundaries(kMaxLength, ratio);
-  opts.batch_sizes = BatchSizesForTokenBudget(opts.boundaries, kTokenBudget, kMaxLength);
-  WasteRow row{fmt::format("bucketing: geometric x{} ({} buckets), {} slots/batch, {}", ratio,
-                           opts.batch_sizes.size(), kTokenBudget,
-                           multiple > 1 ? fmt::format("multiple of {}", multiple) : "exact"),
-               {},
-               0};
-  PaddedBatch batch;
-  std::vector<uint64_t> ids;
-  std::vector<std::span<const int32_t>> members;
-  auto pad = [&] {
-    members.clear();
-    for (uint64_t id : ids) members.push_back(docs[id]);
-    Check(PadBatch<int32_t>(members, {.pad_id = 0, .pad_to_multiple_of = multiple}, &batch), "pad");
-    row.counts += batch.counts();
-  };
-  row.seconds = BestSeconds(3, [&] {
-    row.counts = {};
-    auto bucketer = LengthBucketer::Create(opts);
-    Check(bucketer.status(), "bucketing");
-    for (size_t i = 0; i < docs.size(); ++i) {
-      if (bucketer->Add(i, docs[i].size(), &ids)) pad();
-    }
-    while (bucketer->Flush(&ids)) pad();
-  });
-  return row;
-}
-
-WasteRow Pack(const std::vector<std::span<const int32_t>>& docs, int32_t eos_id) {
-  WasteRow row{fmt::format("packing (seq_len {}, eos, documents not truncated)", kSeqLen), {}, 0};
-  PackedBatch batch;
-  row.seconds = BestSeconds(3, [&] {
-    row.counts = {};
-    auto packer = SequencePacker::Create({.seq_len = kSeqLen, .eos_id = eos_id});
-    Check(packer.status(), "packing");
-    for (const auto& d : docs) {
-      Check(packer->Add(d), "pack");
-      while (packer->ready() >= kPackRows) {
-        packer->Take(kPackRows, &batch);
-        row.counts += batch.counts();
-      }
-    }
-    packer->Finish();
-    while (packer->Take(kPackRows, &batch) > 0) row.counts += batch.counts();
-  });
-  return row;
-}
-
-void BenchPadding(const RaggedIds& paragraphs, int32_t eos_id) {
-  std::vector<std::span<const int32_t>> docs = paragraphs.Spans();
-  std::shuffle(docs.begin(), docs.end(), std::mt19937_64(42));
-  std::vector<std::span<const int32_t>> truncated;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    Check(ApplyLengthLimit(docs[i], {kMaxLength, LongDocumentPolicy::kTruncate}, i, &truncated),
-          "limit");
-  }
-  std::vector<WasteRow> rows;
-  rows.push_back(PadInBatches(fmt::format("naive: pad to max length {}", kMaxLength), truncated,
-                              {.pad_id = 0, .pad_to_multiple_of = 1, .fixed_length = kMaxLength}));
-  rows.push_back(PadInBatches(fmt::format("dynamic: {} per batch, multiple of 8", kBatchRows),
-                              truncated, {.pad_id = 0, .pad_to_multiple_of = 8}));
-  rows.push_back(PadInBuckets(truncated, kBucketRatio, 8));
-  rows.push_back(PadInBuckets(truncated, kBucketRatio, 1));
-  rows.push_back(Pack(docs, eos_id));
-  PrintWaste(rows, docs.size());
-}
-
 // ---- token cache ------------------------------------------------------------------------
 
 void BenchCache(const RaggedIds& paragraphs, int32_t vocab_size, const std::string& workdir) {
@@ -333,7 +210,6 @@ int main(int argc, char** argv) {
   for (const auto& d : SplitText(*corpus, TextUnit::kParagraph)) paras.push_back(d.text);
   RaggedIds paragraphs;
   Check((*tok)->EncodeBatch(paras, 2, &paragraphs), "encode paragraphs");
-  BenchPadding(paragraphs, (*tok)->eos_id());
   BenchCache(paragraphs, (*tok)->vocab_size(), workdir);
   fmt::print(
       "\nload average at the end: {:.1f}. Wall-clock rates (and thread scaling) are only "

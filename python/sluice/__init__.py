@@ -38,9 +38,11 @@ from ._sluice import (
     __version__,
     make_example,
 )
-from .dataset import INFINITE, UNKNOWN, Dataset, from_records, read
+from . import text
+from .dataset import INFINITE, UNKNOWN, Dataset, from_records, read, read_token_cache
 from .distributed import rank_and_world_size
 from .writers import write_records
+from . import vision
 
 # Pipeline threads that run Python maps need the GIL, which they can no longer take once the
 # interpreter is finalizing: stop every pipeline before that.
@@ -54,5 +56,5 @@ __all__ = [
     "FailedPreconditionError", "INFINITE", "InternalError", "InvalidArgumentError", "IoError",
     "Iterator", "NotFoundError", "OutOfRangeError", "RecordWriter", "ResourceExhaustedError",
     "Strings", "UNKNOWN", "UnimplementedError", "from_records", "make_example",
-    "rank_and_world_size", "read", "write_records",
+    "rank_and_world_size", "read", "read_token_cache", "text", "vision", "write_records",
 ]

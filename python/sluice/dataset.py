@@ -82,6 +82,24 @@ class Dataset:
                           output=None if output is None else dict(output), on_error=on_error,
                           with_seed=with_seed, chunk_elements=chunk_elements)
 
+    def decode_image(self, input: str, *ops: Any, layout: str = "NCHW", dtype: str = "float32",
+                     output: str = "image", keep_input: bool = False, parallelism: int = -1,
+                     on_error: Optional[str] = None, dct_scaling: bool = True) -> "Dataset":
+        """Decodes the JPEG/PNG bytes of feature `input` and applies `ops` (sluice.vision:
+        RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, Normalize) in C++, on the
+        pipeline's threads without the GIL. Writes feature `output`: dtype "uint8", "float16"
+        or "float32", layout "NCHW" (3 x H x W) or "NHWC"; it replaces `input` unless
+        keep_input. The last size-changing op must fix the size (a crop, or Resize((h, w))).
+        Bad images follow on_error (default: the iterator's), naming shard and record."""
+        specs = []
+        for op in ops:
+            if not hasattr(op, "spec"):
+                raise TypeError(f"decode_image: {op!r} is not a sluice.vision op")
+            specs.append(op.spec())
+        return self._then("decode_image", input=input, ops=specs, layout=layout, dtype=dtype,
+                          output=output, keep_input=keep_input, parallelism=parallelism,
+                          on_error=on_error, dct_scaling=dct_scaling)
+
     def filter(self, predicate: Callable, *, name: str = "",
                on_error: Optional[str] = None) -> "Dataset":
         """Keeps the elements for which predicate(element) is true (a Python callable)."""
@@ -113,6 +131,29 @@ class Dataset:
                           boundaries=list(boundaries), batch_sizes=list(batch_sizes),
                           drop_remainder=drop_remainder, pad_to_multiple_of=pad_to_multiple_of,
                           pad_values=dict(pad_values or {}), masks=masks)
+
+    def tokenize(self, feature: str, model: Any, *, output: str = "tokens",
+                 on_error: Optional[str] = None, replace_invalid_utf8: bool = False,
+                 parallelism: int = -1) -> "Dataset":
+        """Adds `output` (int32[-1]): the SentencePiece ids of the string feature `feature`.
+        `model`: a path or a sluice.text.SentencePiece. Invalid UTF-8 is a record error under
+        on_error (raise names the shard and record; skip / quarantine drop it), unless
+        replace_invalid_utf8 (bad bytes become U+FFFD, as SentencePiece does)."""
+        from .text import as_model
+        return self._then("tokenize", feature=feature, model=as_model(model)._cpp, output=output,
+                          on_error=on_error, replace_invalid_utf8=replace_invalid_utf8,
+                          parallelism=parallelism)
+
+    def pack(self, seq_len: int, eos_id: int = -1, *, feature: str = "tokens", pad_id: int = 0,
+             continue_positions: bool = False, drop_remainder: bool = False) -> "Dataset":
+        """Concatenates documents (the int feature `feature`, each followed by eos_id unless
+        -1) into sequences of exactly seq_len: elements {tokens, segment_ids, position_ids},
+        int32[seq_len]. Segment ids number the documents of a row from 1 (0 = padding, only in
+        the last row); positions restart at each document. A document that does not fit
+        continues in the next row. Saved states hold record positions, never tokens."""
+        return self._then("pack", seq_len=seq_len, eos_id=eos_id, feature=feature,
+                          pad_id=pad_id, continue_positions=continue_positions,
+                          drop_remainder=drop_remainder)
 
     def prefetch(self, buffer_size: int = -1) -> "Dataset":
         """Computes up to `buffer_size` elements ahead in the background (-1: autotuned)."""
@@ -191,7 +232,9 @@ class Dataset:
             if stage == "from_records":
                 parts.append(f"from_records({len(kw['shards'])} shards)")
                 continue
-            method = getattr(Dataset, stage, None) or globals()[stage]
+            method = getattr(Dataset, stage, None) or globals().get(stage)
+            if method is None:  # a source adapter: no user-facing method
+                continue
             params = inspect.signature(method).parameters
             args = ", ".join(f"{k}={_short(v)}" for k, v in kw.items()
                              if k not in params or params[k].default is not v and
@@ -202,6 +245,10 @@ class Dataset:
     # ---- recipe ----
 
     def _then(self, stage: str, **kwargs: Any) -> "Dataset":
+        if stage in ("shuffle", "shard") and self._recipe[-1][0] in _SOURCE_ADAPTERS:
+            # Order stages belong to the source: put them before its adapter.
+            recipe = self._recipe[:-1] + ((stage, kwargs),) + self._recipe[-1:]
+            return _replay(recipe, self._options)
         cpp = getattr(self._cpp, stage)(**kwargs)
         return Dataset(cpp, self._recipe + ((stage, kwargs),), self._options)
 
@@ -239,6 +286,21 @@ def from_records(records: Sequence[Any]) -> Dataset:
     return _source("from_records", shards=shards)
 
 
+def read_token_cache(prefix: Union[str, os.PathLike], *, output: str = "tokens") -> Dataset:
+    """A token cache (<prefix>.bin + <prefix>.idx, docs/text-format.md) as a dataset: one
+    element {output: int32[n]} per document. shuffle() and shard() apply to the documents
+    (global order, exact resume) as for shards."""
+    prefix = str(prefix)
+    width = _sluice._token_cache_width(prefix)
+    return _source("read_token_cache", prefix=prefix)._then("decode_token_cache", width=width,
+                                                            output=output)
+
+
+# Stages that turn a source's records into elements and stay right after it (and after its
+# shuffle / shard stages).
+_SOURCE_ADAPTERS = ("decode_token_cache",)
+
+
 def _source(stage: str, **kwargs: Any) -> Dataset:
     cpp = getattr(_sluice._Dataset, stage)(**kwargs)
     return Dataset(cpp, ((stage, kwargs),))
@@ -262,7 +324,7 @@ def _check_options(options: dict) -> None:
 
 
 def _cardinality_after(stage: str, kw: dict, n: int) -> int:
-    if stage in ("filter", "bucket_by_length"):
+    if stage in ("filter", "bucket_by_length", "pack"):
         return UNKNOWN
     if stage == "repeat":
         if n == INFINITE or n == 0:

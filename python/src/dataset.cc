@@ -13,6 +13,7 @@
 #include "map.h"
 #include "sluice/pipeline/dataset.h"
 #include "tensors.h"
+#include "vision.h"
 
 namespace sluice::python {
 namespace {
@@ -199,6 +200,9 @@ void RegisterDataset(py::module_& m) {
       .def("map", &Map, arg("fn"), arg("name") = "", arg("parallelism") = -1, arg("ordered") = true,
            arg("output") = py::none(), arg("on_error") = py::none(), arg("with_seed") = false,
            arg("chunk_elements") = 32)
+      .def("decode_image", &DecodeImage, arg("input"), arg("ops"), arg("layout") = "NCHW",
+           arg("dtype") = "float32", arg("output") = "image", arg("keep_input") = false,
+           arg("parallelism") = -1, arg("on_error") = py::none(), arg("dct_scaling") = true)
       .def("filter", &Filter, arg("predicate"), arg("name") = "", arg("on_error") = py::none())
       .def(
           "batch",

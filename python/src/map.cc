@@ -84,7 +84,7 @@ pipeline::MapFn PythonMap(py::object fn, bool with_seed) {
     try {
       py::dict element = ElementToDict(*e, callable->Names(ctx.input_schema()));
       py::object result =
-          with_seed ? callable->fn()(element, ctx.rng().Next()) : callable->fn()(element);
+          with_seed ? callable->fn()(element, ctx.rng().NextU64()) : callable->fn()(element);
       return StoreResult(result, ctx, e);
     } catch (py::error_already_set& err) {
       return StatusFromPython(err);

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "iterator.h"
 #include "tensors.h"
+#include "text.h"
 #include "writer.h"
 
 PYBIND11_MODULE(_sluice, m) {
@@ -15,5 +16,6 @@ PYBIND11_MODULE(_sluice, m) {
   sluice::python::RegisterTensors(m);
   sluice::python::RegisterIterator(m);
   sluice::python::RegisterDataset(m);
+  sluice::python::RegisterText(m);
   sluice::python::RegisterWriters(m);
 }

@@ -8,6 +8,7 @@ namespace sluice::cli {
 
 void AddConvertImagesCommand(CLI::App* convert, int* exit_code);  // convert_images.cc
 void AddConvertJsonlCommand(CLI::App* convert, int* exit_code);   // convert_jsonl.cc
+void AddConvertTextCommand(CLI::App* convert, int* exit_code);    // convert_text.cc
 void AddInspectCommand(CLI::App* app, int* exit_code);            // inspect.cc
 void AddVerifyCommand(CLI::App* app, int* exit_code);             // verify.cc
 void AddIndexCommand(CLI::App* app, int* exit_code);              // index.cc

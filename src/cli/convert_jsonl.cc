@@ -13,9 +13,11 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "cli/tokenized_output.h"
 #include "sluice/format/example.h"
 #include "sluice/format/example_json.h"
 #include "sluice/io/line_reader.h"
+#include "sluice/text/utf8.h"
 
 namespace sluice::cli {
 namespace {
@@ -27,6 +29,7 @@ struct JsonlOptions {
   std::string file;
   std::string out;
   std::string text_field = "text";  // Default: "text"
+  TokenizeFlags tokenize;           // with --tokenizer: `tokens` replaces the text field
   OutputOptions output;
 };
 
@@ -92,11 +95,14 @@ std::string KindOf(const Json& v) {
 
 class JsonlConverter {
  public:
-  explicit JsonlConverter(std::string text_field) : text_field_(std::move(text_field)) {}
+  // `omit_text`: the text field is not added to the Example (it is tokenized instead).
+  JsonlConverter(std::string text_field, bool omit_text)
+      : text_field_(std::move(text_field)), omit_text_(omit_text) {}
 
-  // Builds the Example of one line. An error is why the line is skipped; the feature types
-  // learned from a skipped line are forgotten.
-  Status Convert(std::string_view line, uint64_t line_number, format::ExampleBuilder* example);
+  // Builds the Example of one line and returns its text field. An error is why the line is
+  // skipped; the feature types learned from a skipped line are forgotten.
+  Status Convert(std::string_view line, uint64_t line_number, format::ExampleBuilder* example,
+                 std::string* text);
   std::vector<std::string> Notes() const;
 
  private:
@@ -104,12 +110,13 @@ class JsonlConverter {
   void Add(const std::string& name, const FieldValues& f, format::ExampleBuilder* example) const;
 
   const std::string text_field_;
+  const bool omit_text_;
   std::map<std::string, FeatureType> types_;  // fixed by each feature's first occurrence
   std::map<std::string, LeftOut> left_out_;
 };
 
 Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
-                               format::ExampleBuilder* example) {
+                               format::ExampleBuilder* example, std::string* text_out) {
   Json object;
   try {
     object = Json::parse(line);
@@ -123,7 +130,9 @@ Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
 
   std::map<std::string, FieldValues> fields;
   std::vector<std::pair<std::string, std::string>> skipped;  // (field, kind)
+  *text_out = text->get<std::string>();
   for (const auto& [name, value] : object.items()) {
+    if (omit_text_ && name == text_field_) continue;
     auto f = Values(value);
     if (!f) {
       skipped.emplace_back(name, KindOf(value));
@@ -184,21 +193,89 @@ std::vector<std::string> JsonlConverter::Notes() const {
   return notes;
 }
 
-Status ConvertLines(const JsonlOptions& opts, io::LineReader* lines, format::ShardWriter* writer,
+// Where the Examples of converted lines go: shards as they are, or a TokenizedWriter.
+class LineSink {
+ public:
+  virtual ~LineSink() = default;
+  virtual Status Add(format::ExampleBuilder& example, std::string text, uint64_t line,
+                     uint64_t offset) = 0;
+};
+
+class ShardSink final : public LineSink {
+ public:
+  explicit ShardSink(format::ShardWriter* writer) : writer_(writer) {}
+  Status Add(format::ExampleBuilder& example, std::string, uint64_t, uint64_t) override {
+    record_.clear();
+    example.SerializeTo(&record_);
+    SLUICE_RETURN_IF_ERROR(view_.Parse(record_));
+    SLUICE_RETURN_IF_ERROR(schema_.Add(view_));
+    return writer_->Write(record_);
+  }
+  std::map<std::string, format::FeatureSchema> schema() const { return schema_.schema(); }
+
+ private:
+  format::ShardWriter* writer_;
+  format::SchemaInference schema_;
+  format::ExampleView view_;
+  std::string record_;
+};
+
+class TokenizedSink final : public LineSink {
+ public:
+  explicit TokenizedSink(TokenizedWriter* writer) : writer_(writer) {}
+  Status Add(format::ExampleBuilder& example, std::string text, uint64_t line,
+             uint64_t offset) override {
+    PendingDocument doc;
+    doc.text = std::move(text);
+    doc.line = line;
+    doc.offset = offset;
+    doc.features = std::move(example);
+    example.Clear();
+    return writer_->Add(std::move(doc));
+  }
+
+ private:
+  TokenizedWriter* writer_;
+};
+
+// With --tokenizer, invalid UTF-8 is the --on-error policy's (checked before JSON parsing,
+// which would reject the line as bad JSON). OK: the line is fine or was reported for skip.
+Status CheckUtf8(const JsonlOptions& opts, std::string_view line, uint64_t offset,
+                 uint64_t line_number, bool* skip) {
+  *skip = false;
+  std::optional<size_t> bad = text::FindInvalidUtf8(line);
+  if (!bad) return Status::OK();
+  Status error = text::InvalidUtf8Error(opts.file, offset, line_number, line, *bad);
+  if (opts.tokenize.on_error != "skip") return error;
+  std::fprintf(stderr, "sluice: skipped %s:%llu: invalid UTF-8\n", opts.file.c_str(),
+               static_cast<unsigned long long>(line_number));
+  *skip = true;
+  return Status::OK();
+}
+
+Status ConvertLines(const JsonlOptions& opts, io::LineReader* lines, LineSink* sink,
                     ConvertSummary* summary) {
-  JsonlConverter converter(opts.text_field);
-  format::SchemaInference schema;
+  const bool tokenize = !opts.tokenize.tokenizer.empty();
+  JsonlConverter converter(opts.text_field, tokenize && !opts.tokenize.keep_text);
   format::ExampleBuilder example;
-  format::ExampleView view;
-  std::string record;
+  std::string text;
   ProgressBar progress("converting jsonl", lines->file_size(), ProgressBar::Unit::kBytes);
   std::string_view line;
   while (true) {
+    uint64_t offset = lines->bytes_consumed();
     SLUICE_ASSIGN_OR_RETURN(bool more, lines->Next(&line));
     if (!more) break;
     progress.Update(lines->bytes_consumed(), lines->bytes_consumed());
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-    Status s = converter.Convert(line, lines->line_number(), &example);
+    if (tokenize) {
+      bool skip = false;
+      SLUICE_RETURN_IF_ERROR(CheckUtf8(opts, line, offset, lines->line_number(), &skip));
+      if (skip) {
+        ++summary->skipped;
+        continue;
+      }
+    }
+    Status s = converter.Convert(line, lines->line_number(), &example, &text);
     if (!s.ok()) {
       progress.Clear();
       std::fprintf(stderr, "sluice: skipped %s:%llu: %s\n", opts.file.c_str(),
@@ -206,16 +283,36 @@ Status ConvertLines(const JsonlOptions& opts, io::LineReader* lines, format::Sha
       ++summary->skipped;
       continue;
     }
-    record.clear();
-    example.SerializeTo(&record);
-    SLUICE_RETURN_IF_ERROR(view.Parse(record));
-    SLUICE_RETURN_IF_ERROR(schema.Add(view));
-    SLUICE_RETURN_IF_ERROR(writer->Write(record));
+    SLUICE_RETURN_IF_ERROR(sink->Add(example, std::move(text), lines->line_number(), offset));
     ++summary->records;
   }
   summary->bytes_in = lines->bytes_consumed();
   summary->notes = converter.Notes();
-  writer->SetFeatures(schema.schema());
+  return Status::OK();
+}
+
+Status ConvertTokenized(const JsonlOptions& opts, const Location& out, io::LineReader* lines,
+                        ConvertSummary* summary) {
+  SLUICE_ASSIGN_OR_RETURN(auto writer, TokenizedWriter::Open(opts.tokenize, opts.file, out,
+                                                             opts.output, opts.text_field));
+  TokenizedSink sink(writer.get());
+  SLUICE_RETURN_IF_ERROR(ConvertLines(opts, lines, &sink, summary));
+  summary->records = 0;  // the writer counts what it wrote (skips and splits included)
+  return writer->Finish("jsonl", summary);
+}
+
+Status ConvertPlain(const JsonlOptions& opts, const Location& out, io::LineReader* lines,
+                    ConvertSummary* summary) {
+  SLUICE_ASSIGN_OR_RETURN(auto writer, OpenShardWriter(out, opts.output));
+  ShardSink sink(writer.get());
+  SLUICE_RETURN_IF_ERROR(ConvertLines(opts, lines, &sink, summary));
+  if (summary->records == 0) return DataLoss(opts.file + ": no line could be converted");
+  writer->SetFeatures(sink.schema());
+  writer->SetMetadata("source", "jsonl");
+  writer->SetMetadata("text_field", opts.text_field);
+  SLUICE_RETURN_IF_ERROR(writer->Close());
+  summary->shards = writer->manifest().shards.size();
+  for (const auto& shard : writer->manifest().shards) summary->bytes_out += shard.file_bytes;
   return Status::OK();
 }
 
@@ -227,19 +324,10 @@ int RunConvertJsonl(const JsonlOptions& opts) {
   if (!out.ok()) return ReportError(out.status());
   auto lines = io::LineReader::Open(in->fs, in->path);
   if (!lines.ok()) return ReportError(lines.status());
-  auto writer = OpenShardWriter(*out, opts.output);
-  if (!writer.ok()) return ReportError(writer.status());
-
   ConvertSummary summary;
-  Status s = ConvertLines(opts, lines->get(), writer->get(), &summary);
-  if (s.ok() && summary.records == 0) s = DataLoss(opts.file + ": no line could be converted");
+  Status s = opts.tokenize.tokenizer.empty() ? ConvertPlain(opts, *out, lines->get(), &summary)
+                                             : ConvertTokenized(opts, *out, lines->get(), &summary);
   if (!s.ok()) return ReportError(s);
-  (*writer)->SetMetadata("source", "jsonl");
-  (*writer)->SetMetadata("text_field", opts.text_field);
-  s = (*writer)->Close();
-  if (!s.ok()) return ReportError(s);
-  summary.shards = (*writer)->manifest().shards.size();
-  for (const auto& shard : (*writer)->manifest().shards) summary.bytes_out += shard.file_bytes;
   summary.seconds = clock.seconds();
   PrintSummary(summary);
   return kExitOk;
@@ -260,6 +348,7 @@ void AddConvertJsonlCommand(CLI::App* convert, int* exit_code) {
   cmd->add_option("OUT", opts->out, "output directory for shards and dataset.json")->required();
   cmd->add_option("--text-field", opts->text_field, "field holding each record's text")
       ->capture_default_str();
+  AddTokenizeFlags(cmd, &opts->tokenize);
   AddOutputOptions(cmd, &opts->output);
   cmd->callback([opts, exit_code] { *exit_code = RunConvertJsonl(*opts); });
 }

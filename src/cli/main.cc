@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   convert->require_subcommand(1);
   AddConvertImagesCommand(convert, &exit_code);
   AddConvertJsonlCommand(convert, &exit_code);
+  AddConvertTextCommand(convert, &exit_code);
   AddInspectCommand(&app, &exit_code);
   AddVerifyCommand(&app, &exit_code);
   AddIndexCommand(&app, &exit_code);

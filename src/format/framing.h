@@ -39,6 +39,13 @@ HeaderCheck CheckRecordHeader(const char* header, uint64_t max_record_bytes, boo
                               uint64_t* length);
 // Whether the 4-byte footer after payload[0, length) holds the payload's masked CRC.
 bool PayloadCrcMatches(const char* payload, uint64_t length);
+// The length of a prefix of p[0, n) made of whole records that pass the checks of
+// CheckRecordHeader and PayloadCrcMatches (the CRCs only when verify_crc), i.e. that a
+// reader may hand out without further checks: the longest such prefix, except that the scan
+// ends at the first record boundary at or after `stop_after` (so the caller can hand out the
+// records while they are still in cache). The reader's hot loop.
+size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, bool verify_crc,
+                         size_t stop_after);
 // "length CRC mismatch", "record length 9999 exceeds max_record_bytes 1024".
 std::string HeaderFaultReason(HeaderCheck check, uint64_t length, uint64_t max_record_bytes);
 

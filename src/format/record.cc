@@ -89,11 +89,41 @@ void EncodeFramedRecord(ByteView payload, char* dst) {
                 crc32c::Mask(Crc32c(payload.data(), payload.size())));
 }
 
-#if defined(__x86_64__)
 namespace {
 constexpr size_t kInlineCrcBytes = 192;  // measured: ISA-L is faster above ~200 bytes
 
-__attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const char* p, size_t n) {
+uint32_t Crc32cPortable(const char* p, size_t n) { return crc32c::Value(p, n); }
+
+// The loop of ScanIntactRecords. ShortCrc computes the CRC32C of headers and short payloads
+// (where a call into ISA-L's dispatcher costs more than the work): instantiated with the
+// inline crc32 instruction in a function compiled for SSE4.2, the whole loop is call-free
+// except for ISA-L on long payloads.
+template <uint32_t (*ShortCrc)(const char*, size_t)>
+[[gnu::always_inline]] inline size_t ScanIntact(const char* p, size_t n, uint64_t max_length,
+                                                bool verify_crc, size_t stop_after) {
+  size_t at = 0;
+  while (at < stop_after && n - at >= kRecordOverheadBytes) {
+    const char* header = p + at;
+    const uint64_t length = DecodeFixed64(header);
+    if (length > max_length || length > n - at - kRecordOverheadBytes) break;
+    if (verify_crc) {
+      const char* payload = header + kRecordHeaderBytes;
+      const uint32_t crc =
+          length <= kInlineCrcBytes ? ShortCrc(payload, length) : crc32c::Value(payload, length);
+      if (crc32c::Unmask(DecodeFixed32(header + 8)) != ShortCrc(header, 8) ||
+          crc32c::Unmask(DecodeFixed32(payload + length)) != crc) {
+        break;
+      }
+    }
+    at += length + kRecordOverheadBytes;
+  }
+  return at;
+}
+}  // namespace
+
+#if defined(__x86_64__)
+namespace {
+__attribute__((target("sse4.2"))) inline uint32_t Crc32cSse42(const char* p, size_t n) {
   uint64_t crc = 0xFFFFFFFFu;
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t v;
@@ -103,6 +133,12 @@ __attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const char* p, size_t n) 
   auto c = static_cast<uint32_t>(crc);
   for (; n > 0; ++p, --n) c = __builtin_ia32_crc32qi(c, static_cast<unsigned char>(*p));
   return ~c;
+}
+
+__attribute__((target("sse4.2"))) size_t ScanIntactSse42(const char* p, size_t n,
+                                                         uint64_t max_length, bool verify_crc,
+                                                         size_t stop_after) {
+  return ScanIntact<Crc32cSse42>(p, n, max_length, verify_crc, stop_after);
 }
 
 bool HasSse42() {
@@ -115,8 +151,19 @@ uint32_t Crc32c(const char* p, size_t n) {
   if (n <= kInlineCrcBytes && HasSse42()) return Crc32cSse42(p, n);
   return crc32c::Value(p, n);
 }
+
+size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, bool verify_crc,
+                         size_t stop_after) {
+  if (HasSse42()) return ScanIntactSse42(p, n, max_record_bytes, verify_crc, stop_after);
+  return ScanIntact<Crc32cPortable>(p, n, max_record_bytes, verify_crc, stop_after);
+}
 #else
 uint32_t Crc32c(const char* p, size_t n) { return crc32c::Value(p, n); }
+
+size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, bool verify_crc,
+                         size_t stop_after) {
+  return ScanIntact<Crc32cPortable>(p, n, max_record_bytes, verify_crc, stop_after);
+}
 #endif
 
 HeaderCheck CheckRecordHeader(const char* header, uint64_t max_record_bytes, bool verify_crc,

@@ -8,6 +8,9 @@ namespace sluice::format {
 namespace {
 // Lengths are capped well below 2^64 so that offset arithmetic cannot overflow.
 constexpr uint64_t kMaxSaneRecordBytes = uint64_t{1} << 56;
+// Bytes of records checked ahead of the caller in one pass: few enough that their headers
+// are still in L1 when the records are handed out.
+constexpr size_t kScanBytes = size_t{16} << 10;
 }  // namespace
 
 RecordStreamReader::RecordStreamReader(std::string path, Codec codec,
@@ -61,17 +64,16 @@ Result<bool> RecordStreamReader::Next(ByteView* record) {
   }
 }
 
-// The common case, kept lean: the next record lies whole in the window and is intact.
+// The common case, kept lean: the next record lies whole in the window and is intact. The
+// records of the window are checked in one pass (ScanIntactRecords) and then handed out.
 bool RecordStreamReader::NextBuffered(ByteView* record) {
-  const uint64_t available = window_.end() - pos_;
-  if (available < kRecordOverheadBytes) return false;
-  const char* header = window_.At(pos_);
-  uint64_t length = DecodeFixed64(header);
-  if (length > max_record_bytes_ || length > available - kRecordOverheadBytes) return false;
-  if (options_.verify_crc && (crc32c::Unmask(DecodeFixed32(header + 8)) != Crc32c(header, 8) ||
-                              !PayloadCrcMatches(header + kRecordHeaderBytes, length))) {
-    return false;  // the general path reports it
+  if (pos_ >= checked_end_) {
+    checked_end_ = pos_ + ScanIntactRecords(window_.At(pos_), window_.end() - pos_,
+                                            max_record_bytes_, options_.verify_crc, kScanBytes);
+    if (checked_end_ == pos_) return false;  // the general path decides
   }
+  const char* header = window_.At(pos_);
+  const uint64_t length = DecodeFixed64(header);
   *record = ByteView(header + kRecordHeaderBytes, length);
   record_offset_ = pos_;
   pos_ += length + kRecordOverheadBytes;

@@ -84,6 +84,8 @@ class RecordStreamReader final : public RecordReader {
   StreamWindow window_;
   PrefixCrc prefix_crc_;
   uint64_t pos_ = 0;  // stream offset of the next record
+  // Records from pos_ up to this stream offset are whole in the window and intact.
+  uint64_t checked_end_ = 0;
   uint64_t returned_ = 0;
   uint64_t record_offset_ = 0;
   bool segment_ended_ = false;

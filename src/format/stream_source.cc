@@ -16,10 +16,28 @@ class NoneSource final : public StreamSource {
       : file_(std::move(file)),
         read_bytes_(std::max<size_t>(options.reader.read_buffer_bytes, 4096)) {}
 
+  // Maps the file when that is cheap (RecordReaderOptions::map_uncompressed). A file that
+  // cannot be mapped after all (a FUSE file system without mmap, ...) is read buffered.
+  void MapIfInPlace() {
+    if (!file_->MapsInPlace()) return;
+    auto mapping = file_->Map();
+    if (mapping.ok()) mapping_ = std::move(*mapping);
+  }
+
   Result<FillResult> Fill(StreamWindow* window, size_t want) override {
     uint64_t left = file_->size() - std::min(next_, file_->size());
     if (left == 0) return FillResult::kEnd;
-    window->Reserve(static_cast<size_t>(std::min<uint64_t>(std::max(want, read_bytes_), left)));
+    if (mapping_ != nullptr) {  // the whole file at once, in place
+      ByteView all = mapping_->data();
+      window->View(all.data(), all.size());
+      next_ = all.size();
+      return FillResult::kData;
+    }
+    // Room for a read of read_bytes_, less the bytes of a record cut by the previous read
+    // (they move to the front of the buffer): the buffer stays at read_bytes_, not twice.
+    size_t held = static_cast<size_t>(window->end() - window->begin());
+    size_t read = std::max(want, read_bytes_ - std::min(held, read_bytes_ / 2));
+    window->Reserve(static_cast<size_t>(std::min<uint64_t>(read, left)));
     size_t n = static_cast<size_t>(std::min<uint64_t>(window->room(), left));
     SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(next_, n, window->write_ptr()));
     if (got.empty()) {
@@ -40,6 +58,7 @@ class NoneSource final : public StreamSource {
  private:
   std::unique_ptr<io::RandomAccessFile> file_;
   size_t read_bytes_;
+  std::unique_ptr<io::FileMapping> mapping_;  // when reading in place
   uint64_t next_ = 0;  // file offset = stream offset of the next byte to read
 };
 
@@ -153,8 +172,11 @@ Result<std::unique_ptr<StreamSource>> MakeStreamSource(Codec codec,
                                                        std::unique_ptr<io::RandomAccessFile> file,
                                                        const StreamSourceOptions& options) {
   switch (codec) {
-    case Codec::kNone:
-      return std::unique_ptr<StreamSource>(std::make_unique<NoneSource>(std::move(file), options));
+    case Codec::kNone: {
+      auto source = std::make_unique<NoneSource>(std::move(file), options);
+      if (options.reader.map_uncompressed) source->MapIfInPlace();
+      return std::unique_ptr<StreamSource>(std::move(source));
+    }
     case Codec::kGzip:
       return MakeGzipSource(std::move(file), options);
     case Codec::kZstd:

@@ -1,6 +1,8 @@
 // StreamWindow: a growable buffer holding a contiguous piece of a shard's uncompressed
 // record stream, addressed by absolute stream offsets. A StreamSource appends to it; the
-// record parser reads from it and hands out views into it (no per-record copy).
+// record parser reads from it and hands out views into it (no per-record copy). A source
+// that holds the whole stream in memory already (a memory-mapped uncompressed file) makes
+// the window a view of it instead, and nothing is copied at all.
 #pragma once
 
 #include <algorithm>
@@ -17,7 +19,15 @@ class StreamWindow {
   uint64_t end() const { return base_ + committed_; }
   // Pointer to the byte at stream `offset`, begin() <= offset <= end(). Invalidated by
   // Reserve().
-  const char* At(uint64_t offset) const { return buf_.get() + (offset - base_); }
+  const char* At(uint64_t offset) const { return data_ + (offset - base_); }
+
+  // Makes this (empty, never reserved) window a read-only view of `stream`, the whole stream,
+  // all committed: the producer side is unusable from then on. `stream` must outlive the
+  // window's use.
+  void View(const char* stream, size_t n) {
+    data_ = stream;
+    committed_ = written_ = capacity_ = n;
+  }
 
   // Producer side. Bytes are written after the committed ones; a source commits them (the
   // parser may use them) or rolls them back (e.g. the output of a zstd frame that failed).
@@ -48,6 +58,7 @@ class StreamWindow {
     auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
     if (live > 0) std::memcpy(bigger.get(), buf_.get() + begin_, live);
     buf_ = std::move(bigger);
+    data_ = buf_.get();
     capacity_ = capacity;
     Shift();
   }
@@ -62,8 +73,9 @@ class StreamWindow {
   }
 
   std::unique_ptr<char[]> buf_;
+  const char* data_ = nullptr;  // buf_.get(), or the stream a View() shows
   size_t capacity_ = 0;
-  uint64_t base_ = 0;     // stream offset of buf_[0]
+  uint64_t base_ = 0;     // stream offset of data_[0]
   size_t begin_ = 0;      // first byte still needed
   size_t committed_ = 0;  // end of the bytes the parser may read
   size_t written_ = 0;    // end of the bytes a source has produced

@@ -51,6 +51,8 @@ class LocalRandomAccessFile final : public RandomAccessFile {
     return ByteView(scratch, done);
   }
 
+  bool MapsInPlace() const override { return size_ > 0; }
+
   Result<std::unique_ptr<FileMapping>> Map() const override {
     if (size_ == 0) return RandomAccessFile::Map();  // mmap rejects empty ranges
     void* addr = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
@@ -148,8 +150,8 @@ class LocalDiskFileSystem final : public FileSystem {
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
                                                      const WriteOptions& options) override {
     static std::atomic<uint64_t> counter{0};
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                      std::to_string(counter.fetch_add(1));
+    std::string tmp =
+        path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus("create", tmp, errno);
     return std::unique_ptr<WritableFile>(new LocalWritableFile(path, tmp, fd, options));
@@ -183,7 +185,8 @@ class LocalDiskFileSystem final : public FileSystem {
   }
 
   Status Rename(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename " + from + " to", to, errno);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return ErrnoStatus("rename " + from + " to", to, errno);
     return Status::OK();
   }
 

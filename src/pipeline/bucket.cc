@@ -6,9 +6,8 @@
 // batches not yet delivered, and on Restore re-produces the held elements through its input
 // (Refetch), never storing bytes.
 #include <algorithm>
-#include <deque>
-#include <mutex>
 
+#include "emission_history.h"
 #include "nodes.h"
 #include "stacking.h"
 
@@ -42,8 +41,7 @@ class BucketIterator final : public StageIterator {
                  size_t slot)
       : StageIterator(ctx, node, std::move(input)),
         bucket_(node),
-        slot_(slot),
-        tag_(ctx->NewInstanceTag()),
+        history_(ctx, slot),
         timing_(counters_) {
     stack_.pool = ctx->buffers();
     stack_.schema = &node->input()->schema();
@@ -60,17 +58,12 @@ class BucketIterator final : public StageIterator {
   Status Restore(const StateReader& r) override;
 
  private:
-  // What the buckets held after an emission: (bucket, epoch, position) triples.
-  struct Snapshot {
-    uint64_t emission;
-    std::vector<uint64_t> held;
-  };
   Result<size_t> BucketOf(const Element& e) const;
   Status Emit(size_t b, Element* out);
 
   const BucketNode* bucket_;
-  const size_t slot_;
-  const uint64_t tag_;
+  // After each emission: what the buckets hold, as (bucket, epoch, position) triples.
+  EmissionHistory history_;
   SyncTiming timing_;
   StackContext stack_;
   std::vector<std::vector<Element>> buckets_;
@@ -79,10 +72,6 @@ class BucketIterator final : public StageIterator {
   Mark last_in_;  // mark of the latest element pulled
   bool input_done_ = false;
   size_t flush_ = 0;  // next bucket to flush once the input ended
-
-  mutable std::mutex mu_;  // guards the members below (Save runs on the consumer's thread)
-  uint64_t emitted_ = 0;
-  std::deque<Snapshot> history_;  // emissions not yet delivered (and the last delivered)
 };
 
 Result<size_t> BucketIterator::BucketOf(const Element& e) const {
@@ -99,23 +88,14 @@ Result<size_t> BucketIterator::BucketOf(const Element& e) const {
 Status BucketIterator::Emit(size_t b, Element* out) {
   SLUICE_RETURN_IF_ERROR(StackPadded(stack_, bucket_->plan(), buckets_[b], fill_[b], out));
   fill_[b] = 0;
-  Snapshot snap;
+  std::vector<uint64_t> held;
   for (size_t k = 0; k < buckets_.size(); ++k) {
     for (size_t i = 0; i < fill_[k]; ++i) {
       const RecordId& id = buckets_[k][i].id;
-      snap.held.insert(snap.held.end(), {k, id.epoch, id.position});
+      held.insert(held.end(), {k, id.epoch, id.position});
     }
   }
-  std::lock_guard<std::mutex> l(mu_);
-  snap.emission = ++emitted_;
-  out->mark = last_in_;
-  out->mark.counters[slot_] = PipelineContext::TaggedCount(tag_, emitted_);
-  uint64_t tagged = ctx_->delivered_counters[slot_].load(std::memory_order_relaxed);
-  if (PipelineContext::TagOf(tagged) == tag_) {
-    uint64_t delivered = PipelineContext::CountOf(tagged);
-    while (!history_.empty() && history_.front().emission < delivered) history_.pop_front();
-  }
-  history_.push_back(std::move(snap));
+  history_.Record(std::move(held), last_in_, &out->mark);
   return Status::OK();
 }
 
@@ -147,34 +127,15 @@ Result<bool> BucketIterator::Next(Element* out) {
 }
 
 Status BucketIterator::Save(const Mark& delivered, StateWriter* w) const {
-  std::vector<uint64_t> held;
-  uint64_t at = 0;
-  if (delivered.valid) {
-    at = PipelineContext::CountOf(delivered.counters[slot_]);
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = std::find_if(history_.begin(), history_.end(),
-                           [&](const Snapshot& s) { return s.emission == at; });
-    if (it == history_.end()) {
-      return Internal(node_->name() + ": no snapshot of emission " + std::to_string(at));
-    }
-    held = it->held;
-  }
-  w->PutU64(key_, "emitted", at);
-  w->PutU64s(key_, "held", std::move(held));
-  w->PutU64(key_, "in_epoch", delivered.epoch);
-  w->PutU64s(key_, "in_counters",
-             std::vector<uint64_t>(delivered.counters.begin(), delivered.counters.end()));
+  SLUICE_RETURN_IF_ERROR(history_.Save(key_, node_->name(), delivered, w));
   return input_->Save(delivered, w);
 }
 
 Status BucketIterator::Restore(const StateReader& r) {
-  SLUICE_ASSIGN_OR_RETURN(uint64_t emitted, r.GetU64(key_, "emitted"));
-  SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> held, r.GetU64s(key_, "held"));
-  SLUICE_ASSIGN_OR_RETURN(uint64_t in_epoch, r.GetU64(key_, "in_epoch"));
-  SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> in_counters, r.GetU64s(key_, "in_counters"));
-  if (held.size() % 3 != 0 || in_counters.size() != kMaxStageCounters) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> held,
+                          history_.Restore(key_, node_->name(), r, &last_in_));
+  if (held.size() % 3 != 0)
     return InvalidArgument("iterator state: malformed bucket_by_length state");
-  }
   SLUICE_RETURN_IF_ERROR(input_->Restore(r));
   for (size_t i = 0; i < held.size(); i += 3) {
     size_t b = static_cast<size_t>(held[i]);
@@ -184,14 +145,6 @@ Status BucketIterator::Restore(const StateReader& r) {
     SLUICE_RETURN_IF_ERROR(
         input_->Refetch(RecordId{held[i + 1], held[i + 2], 0, 0}, &buckets_[b][fill_[b]++]));
   }
-  last_in_ = Mark();
-  if (emitted > 0) {  // the input continues from its restored position (cursor 0)
-    last_in_.valid = true;
-    last_in_.epoch = in_epoch;
-    std::copy(in_counters.begin(), in_counters.end(), last_in_.counters.begin());
-  }
-  std::lock_guard<std::mutex> l(mu_);
-  emitted_ = emitted;
   return Status::OK();
 }
 

@@ -125,6 +125,11 @@ Dataset Dataset::Skip(uint64_t count) const {
   return With(MakeSkipNode(node_, count));
 }
 
+Dataset Dataset::Append(const StageFactory& make) const {
+  if (!status_.ok()) return *this;
+  return With(make(node_));
+}
+
 Result<std::unique_ptr<Iterator>> Dataset::MakeIterator(const PipelineOptions& options) const {
   SLUICE_RETURN_IF_ERROR(status_);
   return MakePipelineIterator(node_, options);

@@ -5,7 +5,6 @@
 
 #include "autotune.h"
 #include "nodes.h"
-#include "sluice/pipeline/sample_rng.h"
 
 namespace sluice::pipeline {
 
@@ -39,10 +38,10 @@ class Iterator::Impl {
   std::unique_ptr<PipelineContext> ctx_;
   std::unique_ptr<StageIterator> it_;
   std::unique_ptr<Autotuner> autotuner_;
-  uint64_t run_epoch_ = 0;       // IteratorArgs::epoch of the run (saved in the state)
-  Status sticky_;                // an error ends the stream for good
-  Mark delivered_;               // mark of the last element handed to the consumer
-  std::string restored_state_;   // Save() before any Next() after Restore() returns it
+  uint64_t run_epoch_ = 0;      // IteratorArgs::epoch of the run (saved in the state)
+  Status sticky_;               // an error ends the stream for good
+  Mark delivered_;              // mark of the last element handed to the consumer
+  std::string restored_state_;  // Save() before any Next() after Restore() returns it
   uint64_t start_ns_ = 0;
   uint64_t wait_ns_ = 0;
   uint64_t elements_ = 0;

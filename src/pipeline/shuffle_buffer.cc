@@ -10,7 +10,6 @@
 #include <mutex>
 
 #include "nodes.h"
-#include "sluice/pipeline/sample_rng.h"
 
 namespace sluice::pipeline {
 namespace {

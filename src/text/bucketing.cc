@@ -1,4 +1,4 @@
-// Length bucketing (docs/text.md, "Bucketing").
+// Choosing bucket_by_length boundaries and batch sizes (docs/text.md, "Bucketing").
 #include "sluice/text/bucketing.h"
 
 #include <algorithm>
@@ -6,76 +6,6 @@
 #include <string>
 
 namespace sluice::text {
-
-LengthBucketer::LengthBucketer(BucketingOptions options)
-    : options_(std::move(options)), pending_(options_.batch_sizes.size()) {
-  for (size_t b = 0; b < pending_.size(); ++b) pending_[b].reserve(options_.batch_sizes[b]);
-}
-
-Result<LengthBucketer> LengthBucketer::Create(BucketingOptions options) {
-  const auto& bounds = options.boundaries;
-  for (size_t i = 0; i < bounds.size(); ++i) {
-    if (bounds[i] == 0 || (i > 0 && bounds[i] <= bounds[i - 1])) {
-      return InvalidArgument(
-          "bucketing: boundaries must be positive and strictly ascending "
-          "(boundary " +
-          std::to_string(i) + " is " + std::to_string(bounds[i]) + ")");
-    }
-  }
-  if (options.batch_sizes.size() != bounds.size() + 1) {
-    return InvalidArgument("bucketing: " + std::to_string(bounds.size()) + " boundaries need " +
-                           std::to_string(bounds.size() + 1) + " batch sizes, got " +
-                           std::to_string(options.batch_sizes.size()));
-  }
-  for (size_t s : options.batch_sizes) {
-    if (s == 0) return InvalidArgument("bucketing: batch sizes must be positive");
-  }
-  return LengthBucketer(std::move(options));
-}
-
-size_t LengthBucketer::BucketFor(size_t length) const {
-  const auto& b = options_.boundaries;
-  return static_cast<size_t>(std::upper_bound(b.begin(), b.end(), length) - b.begin());
-}
-
-bool LengthBucketer::Add(uint64_t id, size_t length, std::vector<uint64_t>* batch) {
-  const size_t b = BucketFor(length);
-  pending_[b].push_back(id);
-  if (pending_[b].size() < options_.batch_sizes[b]) return false;
-  batch->swap(pending_[b]);  // hands over the full bucket, keeps *batch's old buffer
-  pending_[b].clear();
-  pending_[b].reserve(options_.batch_sizes[b]);
-  return true;
-}
-
-bool LengthBucketer::Flush(std::vector<uint64_t>* batch) {
-  for (auto& bucket : pending_) {
-    if (bucket.empty()) continue;
-    if (options_.drop_remainder) {
-      bucket.clear();
-      continue;
-    }
-    batch->swap(bucket);
-    bucket.clear();
-    return true;
-  }
-  return false;
-}
-
-Status LengthBucketer::Restore(std::vector<std::vector<uint64_t>> pending) {
-  if (pending.size() != num_buckets()) {
-    return InvalidArgument("bucketing: restoring " + std::to_string(pending.size()) +
-                           " buckets into a bucketer with " + std::to_string(num_buckets()));
-  }
-  for (size_t b = 0; b < pending.size(); ++b) {
-    if (pending[b].size() >= options_.batch_sizes[b]) {
-      return InvalidArgument("bucketing: restored bucket " + std::to_string(b) +
-                             " holds a full batch or more");
-    }
-  }
-  pending_ = std::move(pending);
-  return Status::OK();
-}
 
 std::vector<size_t> BalancedBoundaries(std::span<const size_t> lengths, size_t num_buckets) {
   std::vector<size_t> sorted(lengths.begin(), lengths.end());

@@ -1,10 +1,10 @@
+#include "sluice/io/file_system.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-
-#include "sluice/io/file_system.h"
 
 namespace sluice::io {
 namespace {
@@ -123,6 +123,20 @@ TEST_P(FileSystemTest, MapSeesWholeFileAndOutlivesIt) {
   EXPECT_EQ(mapping->is_mapped(), GetParam() == "local");
   EXPECT_EQ(reinterpret_cast<uintptr_t>(mapping->data().data()) % 16, 0u);
   EXPECT_EQ(mapping->data(), payload);
+}
+
+TEST_P(FileSystemTest, OnlyLocalNonEmptyFilesMapInPlace) {
+  ASSERT_TRUE(fs_->WriteAll(P("m.bin"), "bytes").ok());
+  ASSERT_TRUE(fs_->WriteAll(P("empty.bin"), "").ok());
+  auto file = fs_->OpenForRead(P("m.bin"));
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->MapsInPlace(), GetParam() == "local");
+  auto m = (*file)->Map();
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)->is_mapped(), (*file)->MapsInPlace());
+  auto empty = fs_->OpenForRead(P("empty.bin"));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE((*empty)->MapsInPlace());
 }
 
 TEST_P(FileSystemTest, MapOfEmptyFileIsEmpty) {

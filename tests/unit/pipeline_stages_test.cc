@@ -187,7 +187,7 @@ TEST(PipelineMap, PerSampleRngDependsOnSeedEpochAndPositionOnly) {
   auto draw = [](Element* e, const MapContext& ctx) -> Status {
     e->tensors.resize(1);
     e->tensors[0].ResizeDense(DType::kInt64, Shape(), ctx.pool());
-    *e->tensors[0].data<int64_t>() = static_cast<int64_t>(ctx.rng().Next() >> 1);
+    *e->tensors[0].data<int64_t>() = static_cast<int64_t>(ctx.rng().NextU64() >> 1);
     return Status::OK();
   };
   MapOptions mo = IdMap(3);

@@ -16,6 +16,15 @@
 
 namespace sluice {
 
+// The SplitMix64 finaliser (Steele, Lea, Flood 2014): a bijection on 64-bit words in which every
+// input bit affects every output bit with probability ~1/2. SampleRng's mix, and the round
+// function and key derivation of the pipeline's global order (docs/order.md).
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 class SampleRng {
  public:
   // A stream keyed directly by `key` (tests; use ForSample in pipelines).
@@ -63,11 +72,7 @@ class SampleRng {
  private:
   static constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;  // 2^64 / golden ratio
 
-  static uint64_t Mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  static uint64_t Mix(uint64_t z) { return Mix64(z); }
 
   uint64_t key_;
   uint64_t counter_ = 0;

@@ -16,10 +16,16 @@ struct RecordReaderOptions {
   CorruptionPolicy policy = CorruptionPolicy::kStrict;  // Default: strict
   // A torn last record (a writer that crashed mid-record) ends the file with a warning
   // instead of an error. Applies to strict mode; skip mode always tolerates it.
-  bool tolerate_torn_tail = false;                 // Default: false
+  bool tolerate_torn_tail = false;                     // Default: false
   uint64_t max_record_bytes = kDefaultMaxRecordBytes;  // Default: 1 GiB
-  size_t read_buffer_bytes = size_t{1} << 20;      // Default: 1 MiB per read call
-  bool verify_crc = true;                          // Default: check every CRC
+  size_t read_buffer_bytes = size_t{1} << 20;          // Default: 1 MiB per read call
+  bool verify_crc = true;                              // Default: check every CRC
+  // An uncompressed shard on a file system that maps files in place (local files) is read
+  // through a memory map: records are views of the page cache, nothing is copied, which
+  // takes about a third less CPU than buffered reads. Caveat (io::RandomAccessFile::Map):
+  // a file truncated by someone else while it is read faults (SIGBUS) instead of failing
+  // with an error; sluice's writers never truncate, they rename. Default: true
+  bool map_uncompressed = true;
 };
 
 // Sticky failure: after an error, Next() keeps returning it.

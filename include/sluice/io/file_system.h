@@ -48,6 +48,10 @@ class RandomAccessFile {
   // so only the pages touched are read. A local file truncated by someone else while mapped
   // makes later accesses fault (SIGBUS): sluice writers never truncate in place, they rename.
   virtual Result<std::unique_ptr<FileMapping>> Map() const;
+  // Whether Map() maps the file in place (FileMapping::is_mapped()) rather than reading it
+  // into memory: what a reader asks before mapping a file only to avoid copying it.
+  // Default: false; the local file system: true for a non-empty file.
+  virtual bool MapsInPlace() const { return false; }
 };
 
 // A file being written sequentially.

@@ -12,6 +12,7 @@
 // reported by status() and MakeIterator().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,13 @@ class Dataset {
   Dataset Repeat(int64_t epochs = -1) const;
   Dataset Take(uint64_t count) const;
   Dataset Skip(uint64_t count) const;
+
+  // A stage defined by a layer above pipeline/ (text's `pack`): `make` receives this
+  // dataset's graph and returns it with the stage appended. src/pipeline/stage.h is the
+  // authoring interface such stages implement.
+  using StageFactory = std::function<Result<std::shared_ptr<const DatasetNode>>(
+      std::shared_ptr<const DatasetNode> input)>;
+  Dataset Append(const StageFactory& make) const;
 
   const Schema& schema() const;
   const Status& status() const { return status_; }

@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
+#include "sluice/base/random.h"
 #include "sluice/base/status.h"
 #include "sluice/pipeline/element.h"
 #include "sluice/pipeline/pipeline_options.h"
-#include "sluice/pipeline/sample_rng.h"
 
 namespace sluice::pipeline {
 
@@ -27,9 +27,10 @@ class MapContext {
         stopping_(stopping) {}
 
   const RecordId& record() const { return *record_; }
-  // Random numbers for this sample: a pure function of (seed, epoch, global position), so
-  // augmentation is identical for any thread count, world size or restore point.
-  SampleRng rng() const { return SampleRng(seed_, record_->epoch, record_->position); }
+  // Random numbers for this sample (base/random.h): a pure function of (seed, epoch, global
+  // position), so augmentation is identical for any thread count, world size or restore point.
+  // The same generator drives the vision ops (vision::ImageTransform::Apply).
+  SampleRng rng() const { return SampleRng::ForSample(seed_, record_->epoch, record_->position); }
   // Where to allocate tensor buffers (Tensor::Resize*).
   BufferPool* pool() const { return pool_; }
   const Schema& input_schema() const { return *input_; }

@@ -18,15 +18,12 @@
 #include <array>
 #include <cstdint>
 
+#include "sluice/base/random.h"  // Mix64
+
 namespace sluice::pipeline {
 
-// The SplitMix64 finaliser (Steele, Lea, Flood 2014): a bijection on 64-bit words in which every
-// input bit affects every output bit with probability ~1/2. Used for round functions and keys.
-inline uint64_t Mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// Mix64 (base/random.h), the SplitMix64 finaliser, serves as round function and key mix.
+using sluice::Mix64;
 
 // Derives a key from `key` and one more value, e.g. CombineKey(CombineKey(tag, seed), epoch).
 // Order matters: CombineKey(a, b) != CombineKey(b, a) in general.

@@ -1,6 +1,7 @@
-// Length bucketing (tf.data's bucket_by_sequence_length): documents are grouped by length
-// into buckets, each with its own batch size, so that a batch holds documents of similar
-// length and dynamic padding wastes little (docs/text.md, "Bucketing").
+// Choosing the boundaries and batch sizes of the pipeline's bucket_by_length stage (the one
+// bucketing implementation, include/sluice/pipeline/batch.h) for token sequences, so that a
+// batch holds documents of similar length and padding wastes little (docs/text.md,
+// "Bucketing").
 #pragma once
 
 #include <cstdint>
@@ -10,47 +11,6 @@
 #include "sluice/base/status.h"
 
 namespace sluice::text {
-
-struct BucketingOptions {
-  // Ascending, distinct, > 0. Bucket i holds lengths in [boundaries[i-1], boundaries[i]);
-  // bucket 0 starts at 0 and the last bucket (index boundaries.size()) has no upper bound.
-  std::vector<size_t> boundaries;
-  // One per bucket: boundaries.size() + 1 entries, each > 0.
-  std::vector<size_t> batch_sizes;
-  // At the end of input, partial batches are dropped rather than emitted.
-  bool drop_remainder = false;  // Default: false
-};
-
-// Groups element ids by their length. Deterministic: the same (id, length) sequence gives the
-// same batches. Memory: at most sum(batch_sizes) pending ids.
-// Threading: not thread-safe.
-class LengthBucketer {
- public:
-  // InvalidArgument for unsorted/duplicate/zero boundaries or a wrong number of batch sizes.
-  static Result<LengthBucketer> Create(BucketingOptions options);
-
-  size_t num_buckets() const { return options_.batch_sizes.size(); }
-  size_t BucketFor(size_t length) const;
-
-  // Adds element `id` with `length`. When that fills its bucket, moves the bucket's ids (in
-  // the order added) into *batch, replacing its content, and returns true.
-  bool Add(uint64_t id, size_t length, std::vector<uint64_t>* batch);
-  // After the last Add: moves the next non-empty partial bucket (lowest bucket first) into
-  // *batch and returns true; false when none is left. With drop_remainder it discards them
-  // and returns false.
-  bool Flush(std::vector<uint64_t>* batch);
-
-  // Pending ids per bucket, for saving an iterator's state; Restore puts them back into a
-  // bucketer created with the same options (InvalidArgument if they do not fit).
-  const std::vector<std::vector<uint64_t>>& pending() const { return pending_; }
-  Status Restore(std::vector<std::vector<uint64_t>> pending);
-
- private:
-  explicit LengthBucketer(BucketingOptions options);
-
-  BucketingOptions options_;
-  std::vector<std::vector<uint64_t>> pending_;  // per bucket, each below its batch size
-};
 
 // Boundaries from a sample of document lengths such that each of `num_buckets` buckets holds
 // about the same number of tokens (not documents: padding waste is counted in tokens, and a

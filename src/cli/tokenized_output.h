@@ -1,0 +1,75 @@
+// What `convert text` and `convert jsonl --tokenizer` share: the tokenization flags, and a
+// writer that encodes queued documents in parallel batches (text::EncodeDocuments, so the
+// invalid-UTF-8 policy names the line), applies the length limit, and writes an Example per
+// document into shards or the ids into a token cache (docs/cli.md, "Tokenizing").
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+#include "cli/progress.h"
+#include "sluice/format/example.h"
+#include "sluice/format/example_json.h"
+#include "sluice/text/encode_documents.h"
+#include "sluice/text/length_limit.h"
+#include "sluice/text/token_cache.h"
+#include "sluice/text/tokenizer.h"
+
+namespace sluice::cli {
+
+struct TokenizeFlags {
+  std::string tokenizer;                 // --tokenizer MODEL. Default: "" (no tokenization)
+  bool keep_text = false;                // --keep-text. Default: false
+  bool token_cache = false;              // --token-cache: OUT/tokens.{bin,idx}, no shards
+  std::string on_error = "raise";        // --on-error raise|skip (invalid UTF-8)
+  size_t max_tokens = 0;                 // --max-tokens N. Default: 0, no limit
+  std::string long_policy = "truncate";  // --long raise|truncate|split. Default: truncate
+  size_t threads = 0;                    // --threads. Default: 0, all cores
+};
+void AddTokenizeFlags(CLI::App* command, TokenizeFlags* flags);
+
+// A document waiting to be tokenized, with the other features of its Example.
+struct PendingDocument {
+  std::string text;
+  uint64_t offset = 0;  // byte offset of the text's line in the input file
+  uint64_t line = 0;    // 1-based line number
+  format::ExampleBuilder features;
+};
+
+class TokenizedWriter {
+ public:
+  TokenizedWriter() = default;  // use Open
+  // `file` names the input in errors; `text_feature` is where --keep-text puts the text.
+  static Result<std::unique_ptr<TokenizedWriter>> Open(const TokenizeFlags& flags,
+                                                       const std::string& file, const Location& out,
+                                                       const OutputOptions& output,
+                                                       std::string text_feature);
+  // Queues a document; full batches are encoded and written.
+  Status Add(PendingDocument doc);
+  // Writes what is queued, closes the output and fills the summary's counts.
+  Status Finish(const std::string& source, ConvertSummary* summary);
+
+ private:
+  Status Flush();
+  Status Write(const PendingDocument& doc, std::span<const int32_t> ids);
+
+  static constexpr size_t kBatchDocuments = 4096;
+  TokenizeFlags flags_;
+  std::string file_, text_feature_, out_path_;
+  text::EncodeDocumentsOptions encode_;
+  text::LengthLimit limit_;
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  std::unique_ptr<format::ShardWriter> shards_;  // or
+  std::unique_ptr<text::TokenCacheWriter> cache_;
+  format::SchemaInference schema_;
+  std::vector<PendingDocument> pending_;
+  text::RaggedIds ids_;
+  std::vector<std::span<const int32_t>> pieces_;
+  std::string record_;
+  uint64_t records_ = 0, skipped_ = 0, truncated_ = 0, split_ = 0;
+};
+
+}  // namespace sluice::cli
