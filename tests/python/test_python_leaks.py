@@ -21,11 +21,6 @@ def parse(e):
     return {"id": i, "vec": np.full(4, i, np.float32), "name": e["record"]}
 
 
-import pytest  # noqa: E402
-
-
-@pytest.mark.skip(reason="known bug: intermittent segfault in a pipeline thread while tracemalloc is on "
-                  "(seen in the normal and the ASan build); see README, What is not done yet")
 def test_iterating_10k_batches_leaks_nothing():
     ds = (sluice.from_records(id_records([500, 500]))
           .shuffle(seed=1)
