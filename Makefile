@@ -14,10 +14,10 @@ build: deps
 	  -DPython3_EXECUTABLE=$(PY) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Every test: unit tests (GoogleTest via CTest), Python tests (pytest), the unit tests again
-# under ASan+UBSan, and a short run of each libFuzzer target.
+# Every test: unit tests (GoogleTest via CTest), Python tests (pytest), the unit tests and the
+# Python package's tests again under ASan+UBSan, and a short run of each libFuzzer target.
 test: build
-	$(MAKE) unit pytest asan fuzz
+	$(MAKE) unit pytest asan asan-python fuzz
 
 unit:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
@@ -34,9 +34,6 @@ asan: deps
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
 
 # The Python package's tests with the sanitized module (python3 itself is not sanitized).
-# Not part of `make test` yet: test_python_leaks.py segfaulted in a pipeline thread under the
-# preloaded sanitizers (a per-call PyThreadState_New racing tracemalloc; fixed by
-# python/src/thread_gil.h); see README "What is not done yet".
 asan-python: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON \
 	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY)
