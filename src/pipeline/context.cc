@@ -152,4 +152,15 @@ Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
                          "' (expected raise, skip or quarantine)");
 }
 
+void PipelineContext::SetSlotPlanner(const DatasetNode* map, std::shared_ptr<SlotPlanner> planner) {
+  std::lock_guard<std::mutex> l(planners_mu_);
+  planners_[map] = std::move(planner);
+}
+
+std::shared_ptr<SlotPlanner> PipelineContext::SlotPlannerFor(const DatasetNode* map) {
+  std::lock_guard<std::mutex> l(planners_mu_);
+  auto it = planners_.find(map);
+  return it == planners_.end() ? nullptr : it->second;
+}
+
 }  // namespace sluice::pipeline

@@ -22,6 +22,7 @@
 namespace sluice::pipeline {
 
 class DatasetNode;
+class SlotPlanner;
 
 inline uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -166,6 +167,11 @@ class PipelineContext {
     delivered_epoch.store(m.epoch, std::memory_order_release);
   }
 
+  // Map into slot (slot_planner.h): the planner a batch iterator set up for the map node
+  // below it. The map iterators built after it (repeat rebuilds them) share it.
+  void SetSlotPlanner(const DatasetNode* map, std::shared_ptr<SlotPlanner> planner);
+  std::shared_ptr<SlotPlanner> SlotPlannerFor(const DatasetNode* map);
+
   // Autotune's knobs. Stages register in their constructor and unregister in the destructor.
   void AddTunable(Tunable* t);
   void RemoveTunable(Tunable* t);
@@ -190,6 +196,9 @@ class PipelineContext {
   std::vector<std::unique_ptr<StageCounters>> counters_;  // parallel to nodes_
   std::mutex slots_mu_;
   std::map<const DatasetNode*, size_t> slots_;  // guarded by slots_mu_
+
+  std::mutex planners_mu_;
+  std::map<const DatasetNode*, std::shared_ptr<SlotPlanner>> planners_;  // guarded by planners_mu_
 
   std::atomic<uint64_t> next_tag_{1};
   std::mutex tunables_mu_;

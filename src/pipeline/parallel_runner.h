@@ -35,6 +35,8 @@ struct Chunk {
   bool end = false;      // the input ended after these elements
   uint64_t charged = 0;  // bytes charged to the memory budget
   std::string scratch;   // read buffer of the task working on this chunk
+  // Map into slot: per pulled element (pull order, before drops), its tentative slot or -1.
+  std::vector<int64_t> slots;
 
   void Reset(uint64_t s) {
     size = next = 0;

@@ -72,18 +72,22 @@ pipeline::MapFn DecodeFn(std::shared_ptr<const ImageTransform> t, Slots slots, S
       [t = std::move(t), slots, output_shape, dtype](Element* e, const MapContext& ctx) -> Status {
         thread_local DecodeScratch scratch;
         SampleRng rng = ctx.rng();
+        // The output is the element's slot in the batch buffer when a batch follows
+        // (MapOptions::slot_feature), else a tensor of its own.
+        auto place = [&](Tensor* out) {
+          if (!ctx.TakeSlot(out)) out->ResizeDense(dtype, output_shape, ctx.pool());
+          return out->raw_data();
+        };
         if (slots.replaces) {
           // The encoded bytes are read while the output is written: keep them in their own tensor.
           Tensor encoded = std::move(e->tensors[slots.input]);
-          Tensor& out = e->tensors[slots.output];
-          out.ResizeDense(dtype, output_shape, ctx.pool());
-          return t->Apply(EncodedBytes(encoded, slots.input_bytes), rng, out.raw_data(), &scratch);
+          char* out = place(&e->tensors[slots.output]);
+          return t->Apply(EncodedBytes(encoded, slots.input_bytes), rng, out, &scratch);
         }
         e->tensors.resize(slots.output + 1);
-        Tensor& out = e->tensors[slots.output];
-        out.ResizeDense(dtype, output_shape, ctx.pool());
-        return t->Apply(EncodedBytes(e->tensors[slots.input], slots.input_bytes), rng,
-                        out.raw_data(), &scratch);
+        char* out = place(&e->tensors[slots.output]);
+        return t->Apply(EncodedBytes(e->tensors[slots.input], slots.input_bytes), rng, out,
+                        &scratch);
       };
 }
 
@@ -116,6 +120,7 @@ Result<pipeline::Dataset> DecodeImage(const pipeline::Dataset& input, DecodeImag
   mo.output_schema = std::move(schema);
   mo.on_error = options.on_error;
   mo.chunk_elements = options.chunk_elements;
+  mo.slot_feature = options.output;  // decoded straight into the batch buffer under a batch
   pipeline::Dataset out = input.Map(DecodeFn(std::move(transform), slots, shape), mo);
   SLUICE_RETURN_IF_ERROR(out.status());
   return out;

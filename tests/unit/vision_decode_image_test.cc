@@ -215,6 +215,35 @@ TEST_F(DecodeImageStage, TruncatedJpegIsSkippedUnderSkipPolicy) {
   EXPECT_EQ(bytes.size(), labels.size() * 3 * 16 * 16 * sizeof(float));
 }
 
+// decode_image under a batch writes into the batch buffer (map into slot); an identity map in
+// between turns that off. Both must give the same bytes, with and without a skipped image.
+TEST_F(DecodeImageStage, DecodingIntoTheBatchEqualsDecodingThenCopying) {
+  for (bool bad : {false, true}) {
+    fs_ = io::NewMemoryFileSystem();
+    WriteShard(bad);
+    for (OutputSpec spec : {OutputSpec{DType::kFloat32, Layout::kNCHW},
+                            OutputSpec{DType::kUInt8, Layout::kNHWC}}) {
+      DecodeImageOptions o = Augment(spec);
+      if (spec.dtype == DType::kUInt8) o.ops.pop_back();  // no Normalize into uint8
+      o.on_error = ErrorPolicy::kSkip;
+      Result<Dataset> decoded = DecodeImage(Parsed(), o);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+      auto identity = [](pipeline::Element*, const pipeline::MapContext&) { return Status::OK(); };
+      for (bool drop_remainder : {false, true}) {
+        std::vector<int64_t> fused_labels, copied_labels;
+        auto fused = MakeIt(decoded->Batch(5, drop_remainder), 2);
+        auto copied = MakeIt(decoded->Map(identity).Batch(5, drop_remainder), 2);
+        std::string a = DrainImages(fused.get(), &fused_labels);
+        std::string b = DrainImages(copied.get(), &copied_labels);
+        EXPECT_EQ(fused_labels, copied_labels);
+        size_t good = bad ? kImages - 1 : kImages;
+        EXPECT_EQ(fused_labels.size(), drop_remainder ? good / 5 * 5 : good);
+        EXPECT_TRUE(a == b) << "decoding into the batch changed the images";
+      }
+    }
+  }
+}
+
 TEST_F(DecodeImageStage, BadOptionsFailAtBuildTime) {
   WriteShard(false);
   DecodeImageOptions missing = Augment();
