@@ -120,7 +120,7 @@ Result<pipeline::Dataset> DecodeImage(const pipeline::Dataset& input, DecodeImag
   mo.output_schema = std::move(schema);
   mo.on_error = options.on_error;
   mo.chunk_elements = options.chunk_elements;
-  mo.slot_feature = options.output;  // decoded straight into the batch buffer under a batch
+  if (options.into_batch) mo.slot_feature = options.output;
   pipeline::Dataset out = input.Map(DecodeFn(std::move(transform), slots, shape), mo);
   SLUICE_RETURN_IF_ERROR(out.status());
   return out;

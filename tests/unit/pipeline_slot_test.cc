@@ -3,6 +3,8 @@
 // (order, values, drops, remainders, restores), and batches must really be assembled in place.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -83,10 +85,10 @@ struct Stream {
   size_t in_place = 0;                    // batches assembled without a copy
 };
 
-Stream Drain(Iterator* it, const SlotMap& map, size_t max_batches = 0) {
+Stream Drain(Iterator* it, const SlotMap& map, size_t max_batches = SIZE_MAX) {
   Stream s;
   Element e;
-  for (size_t n = 0; max_batches == 0 || n < max_batches; ++n) {
+  for (size_t n = 0; n < max_batches; ++n) {
     Result<bool> more = it->Next(&e);
     EXPECT_TRUE(more.ok()) << more.status().ToString();
     if (!more.ok() || !*more) break;
@@ -152,21 +154,21 @@ TEST(PipelineSlot, SkippedBadElementLeavesNoHole) {
   for (bool drop_remainder : {false, true}) {
     for (uint32_t threads : {1u, 2u}) {
       SlotMap fused_map(bad), plain_map(bad);
-      auto fused = MakeIt(Build(&fused_map, true, 4, drop_remainder),
+      auto fused = MakeIt(Build(&fused_map, true, 4, drop_remainder, nullptr, 150),
                           Threads(threads, ErrorPolicy::kSkip));
-      auto plain = MakeIt(Build(&plain_map, false, 4, drop_remainder),
+      auto plain = MakeIt(Build(&plain_map, false, 4, drop_remainder, nullptr, 150),
                           Threads(threads, ErrorPolicy::kSkip));
       Stream f = Drain(fused.get(), fused_map);
       Stream p = Drain(plain.get(), plain_map);
       ExpectSameStream(f, p);
-      // 45 good elements: 11 full batches, and 1 left over unless dropped.
-      EXPECT_EQ(f.ids.size(), drop_remainder ? 11u : 12u);
+      // 145 good elements: 36 full batches, and 1 left over unless dropped.
+      EXPECT_EQ(f.ids.size(), drop_remainder ? 36u : 37u);
       for (const auto& b : f.ids) {
         for (int64_t id : b) EXPECT_EQ(bad.count(id), 0u) << "bad element " << id << " delivered";
       }
       // After each drop the elements in flight are one slot off for a batch or two, then
       // the claims are back in step.
-      EXPECT_GE(f.in_place, f.ids.size() / 3) << "never back in place after a skip";
+      EXPECT_GE(f.in_place, f.ids.size() / 2) << "never back in place after a skip";
     }
   }
 }
@@ -193,7 +195,7 @@ TEST(PipelineSlot, DropOnlyStagesBetweenMapAndBatchKeepTheStream) {
   const Between between = [](const Dataset& d) {
     return d.Repeat(2).Skip(3).Filter(
                               [](const Element& e, const MapContext&) -> Result<bool> {
-                                return *e.tensors[0].data<int64_t>() % 7 != 0;
+                                return *e.tensors[0].data<int64_t>() % 40 != 1;
                               })
         .Take(70)
         .Prefetch(2);
@@ -206,7 +208,7 @@ TEST(PipelineSlot, DropOnlyStagesBetweenMapAndBatchKeepTheStream) {
     Stream p = Drain(plain.get(), plain_map);
     ExpectSameStream(f, p);
     ASSERT_EQ(f.ids.size(), 9u);  // 70 elements
-    EXPECT_GE(f.in_place, 1u) << "stages between map and batch prevent in-place batches";
+    EXPECT_GE(f.in_place, 3u) << "stages between map and batch prevent in-place batches";
   }
 }
 
@@ -256,8 +258,8 @@ TEST(PipelineSlot, MemoryAccountingAndStatsCountTheSlotsInTheMap) {
   EXPECT_EQ(fm.name, "map:slot");
   EXPECT_EQ(fm.elements, 50u);
   EXPECT_EQ(fm.bytes, p.stages[1].bytes) << "the map's bytes must count its slots";
-  EXPECT_GT(f.memory_peak_bytes, 0u);
-  EXPECT_EQ(f.memory_used_bytes, p.memory_used_bytes);
+  // The map's chunks are charged with their slots' bytes (at least one chunk of 3 slots).
+  EXPECT_GE(f.memory_peak_bytes, 3 * kWidth * sizeof(float));
 }
 
 TEST(PipelineSlot, SlotFeatureMustBeDenseWithAFixedShape) {

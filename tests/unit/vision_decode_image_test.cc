@@ -215,8 +215,9 @@ TEST_F(DecodeImageStage, TruncatedJpegIsSkippedUnderSkipPolicy) {
   EXPECT_EQ(bytes.size(), labels.size() * 3 * 16 * 16 * sizeof(float));
 }
 
-// decode_image under a batch writes into the batch buffer (map into slot); an identity map in
-// between turns that off. Both must give the same bytes, with and without a skipped image.
+// decode_image under a batch writes into the batch buffer (map into slot); into_batch = false
+// decodes into tensors of their own that batch copies. Both must give the same bytes, with
+// and without a skipped image.
 TEST_F(DecodeImageStage, DecodingIntoTheBatchEqualsDecodingThenCopying) {
   for (bool bad : {false, true}) {
     fs_ = io::NewMemoryFileSystem();
@@ -228,11 +229,13 @@ TEST_F(DecodeImageStage, DecodingIntoTheBatchEqualsDecodingThenCopying) {
       o.on_error = ErrorPolicy::kSkip;
       Result<Dataset> decoded = DecodeImage(Parsed(), o);
       ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
-      auto identity = [](pipeline::Element*, const pipeline::MapContext&) { return Status::OK(); };
+      o.into_batch = false;
+      Result<Dataset> unfused = DecodeImage(Parsed(), o);
+      ASSERT_TRUE(unfused.ok()) << unfused.status().ToString();
       for (bool drop_remainder : {false, true}) {
         std::vector<int64_t> fused_labels, copied_labels;
         auto fused = MakeIt(decoded->Batch(5, drop_remainder), 2);
-        auto copied = MakeIt(decoded->Map(identity).Batch(5, drop_remainder), 2);
+        auto copied = MakeIt(unfused->Batch(5, drop_remainder), 2);
         std::string a = DrainImages(fused.get(), &fused_labels);
         std::string b = DrainImages(copied.get(), &copied_labels);
         EXPECT_EQ(fused_labels, copied_labels);
