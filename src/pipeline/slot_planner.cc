@@ -22,11 +22,23 @@ int64_t SlotPlanner::Claim() {
   last_claim_ = t;
   OpenBatch& b = open_[static_cast<uint64_t>(t) / batch_size_];
   if (!b.buffer) {
-    b.buffer = pool_->Allocate(batch_size_ * slot_bytes_);
+    b.buffer = NewBufferLocked();
     b.claim_lag.assign(batch_size_, 0);
   }
   b.claim_lag[static_cast<uint64_t>(t) % batch_size_] = lag_;
   return t;
+}
+
+BufferRef SlotPlanner::NewBufferLocked() {
+  for (BufferRef& b : spare_) {
+    if (b.unique()) {
+      BufferRef reused = std::move(b);
+      std::swap(b, spare_.back());
+      spare_.pop_back();
+      return reused;
+    }
+  }
+  return pool_->Allocate(batch_size_ * slot_bytes_);
 }
 
 Tensor SlotPlanner::View(int64_t t) {
@@ -83,7 +95,10 @@ bool SlotPlanner::Adopt(const std::vector<Element>& elems, size_t n, Tensor* out
   assembled_ += n;
   // Nothing will be written into this batch's buffer any more (t >= f for every element not
   // yet assembled, so their slots lie in later batches).
-  open_.erase(open_.begin(), open_.upper_bound(index));
+  for (auto done = open_.begin(); done != open_.upper_bound(index); done = open_.erase(done)) {
+    if (spare_.size() == kSpareBuffers) spare_.erase(spare_.begin());
+    spare_.push_back(std::move(done->second.buffer));
+  }
   return in_place;
 }
 

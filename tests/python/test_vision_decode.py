@@ -100,7 +100,7 @@ def test_thread_count_does_not_change_the_crops():
                                           ("uint8", "NHWC")])
 @pytest.mark.parametrize("bad", [(), (3, 9)])
 def test_decoding_into_the_batch_equals_decoding_then_copying(dtype, layout, bad):
-    ops = (vision.RandomResizedCrop(24, 20), vision.RandomHorizontalFlip())
+    ops = (vision.RandomResizedCrop((24, 20)), vision.RandomHorizontalFlip())
     if dtype != "uint8":
         ops += (vision.Normalize(mean=MEAN, std=STD),)
 
