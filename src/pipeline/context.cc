@@ -1,10 +1,39 @@
 #include "context.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 
 #include "stage.h"
 
 namespace sluice::pipeline {
+
+ThreadClock ReadThreadClock() {
+  ThreadClock c;
+#ifdef RUSAGE_THREAD
+  rusage u;
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return c;
+  auto ns = [](const timeval& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_usec) * 1000u;
+  };
+  c.cpu_ns = ns(u.ru_utime) + ns(u.ru_stime);
+  c.voluntary = static_cast<uint64_t>(u.ru_nvcsw);
+  c.involuntary = static_cast<uint64_t>(u.ru_nivcsw);
+#endif
+  return c;
+}
+
+uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b) {
+  uint64_t involuntary = b.involuntary - a.involuntary;
+  if (involuntary == 0) return wall_ns;  // never preempted (or no thread clock here)
+  uint64_t cpu = std::min(wall_ns, b.cpu_ns - a.cpu_ns);
+  uint64_t off_cpu = wall_ns - cpu;
+  uint64_t switches = involuntary + (b.voluntary - a.voluntary);
+  uint64_t preempted = static_cast<uint64_t>(static_cast<double>(off_cpu) *
+                                             static_cast<double>(involuntary) /
+                                             static_cast<double>(switches));
+  return wall_ns - preempted;
+}
 
 StageStats StageCounters::Snapshot() const {
   auto sec = [](const std::atomic<uint64_t>& ns) { return ns.load() * 1e-9; };

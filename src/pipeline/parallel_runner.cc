@@ -112,6 +112,7 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
   uint64_t t0 = NowNs();
   work_->Pull(c, options_.chunk_elements);
   uint64_t t1 = NowNs();
+  ThreadClock clock1 = ReadThreadClock();
   {
     std::lock_guard<std::mutex> l(mu_);
     if (c->end || !c->status.ok()) input_done_ = true;
@@ -119,12 +120,13 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
     MaybeScheduleLocked();  // the next pull can start while this chunk is worked on
   }
   if (c->size > 0) work_->Work(c);
+  ThreadClock clock2 = ReadThreadClock();
   uint64_t t2 = NowNs();
 
   uint64_t bytes = 0;
   for (size_t i = 0; i < c->size; ++i) bytes += c->elems[i].bytes();
   counters_->Add(counters_->input_wait_ns, t1 - t0);
-  counters_->Add(counters_->busy_ns, t2 - t1);
+  counters_->Add(counters_->busy_ns, BusyNs(t2 - t1, clock1, clock2));
   counters_->Add(counters_->elements, c->size);
   counters_->Add(counters_->chunks, 1);
   if (by_consumer) counters_->Add(counters_->helped_chunks, 1);
