@@ -18,8 +18,8 @@ lomiri-wallpapers-20.04, made by scripts/make-sample-images), with 1 and 2 cores
                (single-threaded; multiplied by the cores as the ceiling)
 
 Prints a ratio table and the command, writes results.json and a PNG bar chart to --out.
-The pipeline row includes reading and decompressing shards, parsing, batching (one copy
-per image into the batch buffer) and the hand-off to Python.
+The pipeline row includes reading and decompressing shards, parsing, batching (images are
+decoded straight into the batch buffer) and the hand-off to Python.
 
     /usr/bin/python3 bench/vision/run.py [--images 5000] [--build build] [--out bench/out/vision]
 """

@@ -112,7 +112,9 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
   uint64_t t0 = NowNs();
   work_->Pull(c, options_.chunk_elements);
   uint64_t t1 = NowNs();
-  ThreadClock clock1 = ReadThreadClock();
+  constexpr uint64_t kClockedChunkNs = 200000;  // 0.2 ms
+  const bool clocked = avg_chunk_ns_.load(std::memory_order_relaxed) >= kClockedChunkNs;
+  ThreadClock clock1 = clocked ? ReadThreadClock() : ThreadClock();
   {
     std::lock_guard<std::mutex> l(mu_);
     if (c->end || !c->status.ok()) input_done_ = true;
@@ -120,8 +122,10 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
     MaybeScheduleLocked();  // the next pull can start while this chunk is worked on
   }
   if (c->size > 0) work_->Work(c);
-  ThreadClock clock2 = ReadThreadClock();
+  ThreadClock clock2 = clocked ? ReadThreadClock() : ThreadClock();
   uint64_t t2 = NowNs();
+  uint64_t avg = avg_chunk_ns_.load(std::memory_order_relaxed);
+  avg_chunk_ns_.store(avg == 0 ? t2 - t1 : (avg * 7 + (t2 - t1)) / 8, std::memory_order_relaxed);
 
   uint64_t bytes = 0;
   for (size_t i = 0; i < c->size; ++i) bytes += c->elems[i].bytes();

@@ -147,6 +147,9 @@ class ParallelRunner final : public Tunable {
   size_t running_ = 0;            // tasks running
   uint64_t throttled_since_ = 0;  // when it last stopped running ahead for lack of room
   uint64_t avg_chunk_bytes_ = 0;
+  // Moving average of a chunk's wall time. Chunks much shorter than a scheduler time slice
+  // are rarely preempted, so they skip the thread clock (two syscalls) in the busy time.
+  std::atomic<uint64_t> avg_chunk_ns_{0};
   std::deque<Chunk*> slots_;  // ordered: slots_[i] is chunk consumed_ + i (null: in flight)
   std::deque<Chunk*> ready_;  // unordered: completed chunks
   std::vector<Chunk*> free_;
