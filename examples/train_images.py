@@ -8,7 +8,11 @@ loader's state (what a checkpoint stores to resume the data stream exactly).
   PYTHONPATH=build/python /usr/bin/python3 examples/train_images.py data/sample-shards
 
 Images are decoded and augmented by the pipeline's decode_image stage (C++, libjpeg-turbo,
-no GIL): RandomResizedCrop + RandomHorizontalFlip + Normalize into float32 NCHW batches.
+no GIL), the ImageNet training recipe: RandomResizedCrop(224) + RandomHorizontalFlip +
+Normalize into float32 NCHW batches, each image decoded straight into its batch slot. The
+model is deliberately tiny (a patchify stem), so that on a CPU, as with a real model on a
+GPU, decoding is the expensive part: the stall report then names decode_image as the
+bottleneck and says how much of the time the trainer waited for it.
 `--pil` switches to the slow path for comparison: a Python map decoding with PIL.
 """
 import argparse
