@@ -1,38 +1,55 @@
 #include "context.h"
 
-#include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "stage.h"
 
 namespace sluice::pipeline {
 
+namespace {
+
+// The calling thread's schedstat file, opened once per thread (pool threads live as long as
+// their pipeline; reading costs one pread).
+class SchedStatFile {
+ public:
+  SchedStatFile() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+  ~SchedStatFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  SchedStatFile(const SchedStatFile&) = delete;
+  SchedStatFile& operator=(const SchedStatFile&) = delete;
+  ThreadClock Read() const {
+    ThreadClock c;
+    char buf[96];
+    ssize_t n = fd_ >= 0 ? pread(fd_, buf, sizeof(buf) - 1, 0) : -1;
+    if (n <= 0) return c;
+    buf[n] = 0;
+    unsigned long long run = 0, wait = 0;
+    if (std::sscanf(buf, "%llu %llu", &run, &wait) == 2) {
+      c.run_ns = run;
+      c.wait_ns = wait;
+    }
+    return c;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 ThreadClock ReadThreadClock() {
-  ThreadClock c;
-#ifdef RUSAGE_THREAD
-  rusage u;
-  if (getrusage(RUSAGE_THREAD, &u) != 0) return c;
-  auto ns = [](const timeval& t) {
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_usec) * 1000u;
-  };
-  c.cpu_ns = ns(u.ru_utime) + ns(u.ru_stime);
-  c.voluntary = static_cast<uint64_t>(u.ru_nvcsw);
-  c.involuntary = static_cast<uint64_t>(u.ru_nivcsw);
-#endif
-  return c;
+  thread_local SchedStatFile file;
+  return file.Read();
 }
 
 uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b) {
-  uint64_t involuntary = b.involuntary - a.involuntary;
-  if (involuntary == 0) return wall_ns;  // never preempted (or no thread clock here)
-  uint64_t cpu = std::min(wall_ns, b.cpu_ns - a.cpu_ns);
-  uint64_t off_cpu = wall_ns - cpu;
-  uint64_t switches = involuntary + (b.voluntary - a.voluntary);
-  uint64_t preempted = static_cast<uint64_t>(static_cast<double>(off_cpu) *
-                                             static_cast<double>(involuntary) /
-                                             static_cast<double>(switches));
-  return wall_ns - preempted;
+  uint64_t waited = b.wait_ns >= a.wait_ns ? b.wait_ns - a.wait_ns : 0;
+  return wall_ns - std::min(wall_ns, waited);
 }
 
 StageStats StageCounters::Snapshot() const {

@@ -30,19 +30,18 @@ inline uint64_t NowNs() {
                                    .count());
 }
 
-// What the calling thread's clocks say: CPU time used and context switches so far.
+// What the scheduler says about the calling thread so far (Linux /proc/thread-self/schedstat;
+// zeros where that is not available).
 struct ThreadClock {
-  uint64_t cpu_ns = 0;
-  uint64_t voluntary = 0;    // the thread blocked (sleep, I/O, a lock)
-  uint64_t involuntary = 0;  // the scheduler took the CPU away (preempted)
+  uint64_t run_ns = 0;   // on a CPU
+  uint64_t wait_ns = 0;  // runnable but waiting for a CPU (preempted, or not yet scheduled)
 };
 ThreadClock ReadThreadClock();
 // The busy time of an interval of `wall_ns` in which the thread's clock went from `a` to `b`:
-// the wall time minus the part the thread spent preempted, waiting for a CPU. Time blocked
-// (sleeping, waiting for I/O) is work of the stage and counts; time preempted does not: on a
-// machine with more runnable threads than cores (the trainer, other processes) it would
-// inflate every stage in proportion to its threads, not to its work. The off-CPU time
-// (wall - CPU) is split between the two by the interval's voluntary vs involuntary switches.
+// the wall time minus the time the thread waited for a CPU. Time blocked (sleeping, waiting
+// for I/O) is the stage's own latency and counts; time waiting for a CPU does not: on a
+// machine with more runnable threads than cores (the trainer, other processes) it inflates
+// every stage by how many threads it runs and how long its chunks are, not by its work.
 uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b);
 
 // Bytes held by pipeline buffers against the budget. Stages charge what they hold and
