@@ -154,20 +154,21 @@ TEST(PipelineSlot, SkippedBadElementLeavesNoHole) {
   for (bool drop_remainder : {false, true}) {
     for (uint32_t threads : {1u, 2u}) {
       SlotMap fused_map(bad), plain_map(bad);
-      auto fused = MakeIt(Build(&fused_map, true, 4, drop_remainder, nullptr, 150),
+      auto fused = MakeIt(Build(&fused_map, true, 4, drop_remainder, nullptr, 300),
                           Threads(threads, ErrorPolicy::kSkip));
-      auto plain = MakeIt(Build(&plain_map, false, 4, drop_remainder, nullptr, 150),
+      auto plain = MakeIt(Build(&plain_map, false, 4, drop_remainder, nullptr, 300),
                           Threads(threads, ErrorPolicy::kSkip));
       Stream f = Drain(fused.get(), fused_map);
       Stream p = Drain(plain.get(), plain_map);
       ExpectSameStream(f, p);
-      // 145 good elements: 36 full batches, and 1 left over unless dropped.
-      EXPECT_EQ(f.ids.size(), drop_remainder ? 36u : 37u);
+      // 295 good elements: 73 full batches, and 3 left over unless dropped.
+      EXPECT_EQ(f.ids.size(), drop_remainder ? 73u : 74u);
       for (const auto& b : f.ids) {
         for (int64_t id : b) EXPECT_EQ(bad.count(id), 0u) << "bad element " << id << " delivered";
       }
-      // After each drop the elements in flight are one slot off for a batch or two, then
-      // the claims are back in step.
+      // After each drop the elements in flight (at most the map's window: 4 chunks of 3) are
+      // one slot off, then the claims are back in step: 4 drop events cost at most ~16
+      // copied batches.
       EXPECT_GE(f.in_place, f.ids.size() / 2) << "never back in place after a skip";
     }
   }
@@ -195,20 +196,21 @@ TEST(PipelineSlot, DropOnlyStagesBetweenMapAndBatchKeepTheStream) {
   const Between between = [](const Dataset& d) {
     return d.Repeat(2).Skip(3).Filter(
                               [](const Element& e, const MapContext&) -> Result<bool> {
-                                return *e.tensors[0].data<int64_t>() % 40 != 1;
+                                return *e.tensors[0].data<int64_t>() % 97 != 1;
                               })
-        .Take(70)
+        .Take(300)
         .Prefetch(2);
   };
   for (uint32_t threads : {1u, 2u}) {
     SlotMap fused_map, plain_map;
-    auto fused = MakeIt(Build(&fused_map, true, 8, false, between), Threads(threads));
-    auto plain = MakeIt(Build(&plain_map, false, 8, false, between), Threads(threads));
+    auto fused = MakeIt(Build(&fused_map, true, 8, false, between, 200), Threads(threads));
+    auto plain = MakeIt(Build(&plain_map, false, 8, false, between, 200), Threads(threads));
     Stream f = Drain(fused.get(), fused_map);
     Stream p = Drain(plain.get(), plain_map);
     ExpectSameStream(f, p);
-    ASSERT_EQ(f.ids.size(), 9u);  // 70 elements
-    EXPECT_GE(f.in_place, 3u) << "stages between map and batch prevent in-place batches";
+    ASSERT_EQ(f.ids.size(), 38u);  // 300 elements
+    // Lag events (the skip, 6 filtered elements) each cost a few copied batches at most.
+    EXPECT_GE(f.in_place, 10u) << "stages between map and batch prevent in-place batches";
   }
 }
 
