@@ -85,8 +85,9 @@ bool SlotPlanner::Adopt(const std::vector<Element>& elems, size_t n, Tensor* out
     in_place = true;
     for (size_t i = 0; i < n && in_place; ++i) {
       const Tensor& t = elems[i].tensors[feature_];
-      in_place = t.buffer().get() == it->second.buffer.get() && t.view_offset() == i * slot_bytes_ &&
-                 t.dtype() == dtype_ && t.shape() == slot_shape_;
+      in_place = t.buffer().get() == it->second.buffer.get() &&
+                 t.view_offset() == i * slot_bytes_ && t.dtype() == dtype_ &&
+                 t.shape() == slot_shape_;
     }
   }
   Shape shape = slot_shape_;

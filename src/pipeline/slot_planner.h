@@ -70,10 +70,10 @@ class SlotPlanner {
   BufferPool* const pool_;
 
   std::mutex mu_;
-  uint64_t pulled_ = 0;       // guarded by mu_: elements the map has pulled
-  uint64_t lag_ = 0;          // guarded by mu_: most drops observed before an element
-  int64_t last_claim_ = -1;   // guarded by mu_
-  uint64_t assembled_ = 0;    // guarded by mu_: elements batch has assembled
+  uint64_t pulled_ = 0;                 // guarded by mu_: elements the map has pulled
+  uint64_t lag_ = 0;                    // guarded by mu_: most drops observed before an element
+  int64_t last_claim_ = -1;             // guarded by mu_
+  uint64_t assembled_ = 0;              // guarded by mu_: elements batch has assembled
   std::map<uint64_t, OpenBatch> open_;  // guarded by mu_: by batch index
   // Buffers of the last batches handed out, reused once the consumer lets go of them: what
   // Tensor's in-place reuse does for a copied batch. Batch buffers exceed the pool's

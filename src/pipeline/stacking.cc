@@ -1,10 +1,10 @@
 #include "stacking.h"
 
-#include "slot_planner.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#include "slot_planner.h"
 
 namespace sluice::pipeline {
 namespace {

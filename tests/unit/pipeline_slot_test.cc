@@ -138,7 +138,9 @@ TEST(PipelineSlot, BatchesAreAssembledInPlaceAndEqualTheUnfusedStream) {
 
 TEST(PipelineSlot, MapOnTheConsumersThreadStillWritesInPlace) {
   SlotMap map;
-  Dataset ds = Ids({20}).Map(map.Fn(), [&] {
+  Dataset ds = Ids({20})
+                   .Map(map.Fn(),
+                        [&] {
                           MapOptions o = map.Options(true, 0);
                           return o;
                         }())
@@ -194,10 +196,11 @@ TEST(PipelineSlot, RaisedErrorNamesTheRecordAsWithoutSlots) {
 
 TEST(PipelineSlot, DropOnlyStagesBetweenMapAndBatchKeepTheStream) {
   const Between between = [](const Dataset& d) {
-    return d.Repeat(2).Skip(3).Filter(
-                              [](const Element& e, const MapContext&) -> Result<bool> {
-                                return *e.tensors[0].data<int64_t>() % 97 != 1;
-                              })
+    return d.Repeat(2)
+        .Skip(3)
+        .Filter([](const Element& e, const MapContext&) -> Result<bool> {
+          return *e.tensors[0].data<int64_t>() % 97 != 1;
+        })
         .Take(300)
         .Prefetch(2);
   };

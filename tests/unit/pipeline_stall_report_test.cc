@@ -19,7 +19,9 @@ using testing::MakeIt;
 
 constexpr uint64_t kMs = 1000000;
 
-ThreadClock Clock(uint64_t run_ms, uint64_t wait_ms) { return ThreadClock{run_ms * kMs, wait_ms * kMs}; }
+ThreadClock Clock(uint64_t run_ms, uint64_t wait_ms) {
+  return ThreadClock{run_ms * kMs, wait_ms * kMs};
+}
 
 TEST(StageBusyTime, TimeWaitingForACpuIsNotBusy) {
   // 10 ms inside the stage, 8 of them runnable but preempted.
@@ -105,11 +107,12 @@ TEST(PipelineStallReport, OversubscribedCpuNamesTheStageDoingTheMostWork) {
   Dataset ds = Ids({600})
                    .Map(Spinning(40), light)
                    .Map(to_string, as_record)
-                   .Map(Spinning(160), [&] {
-                     MapOptions o = heavy;
-                     o.output_schema = testing::IdSchema();
-                     return o;
-                   }())
+                   .Map(Spinning(160),
+                        [&] {
+                          MapOptions o = heavy;
+                          o.output_schema = testing::IdSchema();
+                          return o;
+                        }())
                    .Batch(10);
   auto it = MakeIt(ds, 4);  // pool threads inherit the one-CPU affinity
   EXPECT_EQ(testing::Drain(it.get()).size(), 600u);

@@ -222,8 +222,8 @@ TEST_F(DecodeImageStage, DecodingIntoTheBatchEqualsDecodingThenCopying) {
   for (bool bad : {false, true}) {
     fs_ = io::NewMemoryFileSystem();
     WriteShard(bad);
-    for (OutputSpec spec : {OutputSpec{DType::kFloat32, Layout::kNCHW},
-                            OutputSpec{DType::kUInt8, Layout::kNHWC}}) {
+    for (OutputSpec spec :
+         {OutputSpec{DType::kFloat32, Layout::kNCHW}, OutputSpec{DType::kUInt8, Layout::kNHWC}}) {
       DecodeImageOptions o = Augment(spec);
       if (spec.dtype == DType::kUInt8) o.ops.pop_back();  // no Normalize into uint8
       o.on_error = ErrorPolicy::kSkip;
