@@ -72,9 +72,11 @@ def test_state_at_every_breakpoint_restores_the_same_stream(shards, mode, repeat
                                                             prefetch):
     ds = pipeline(shards, mode, repeat, batch, prefetch)
     full = items(ds.iterator())
-    per_epoch = (IMAGES + 3) // 4 if batch else IMAGES
-    assert len(full) == per_epoch * (2 if repeat else 1)
-    for cut in (0, 1, 3, per_epoch, len(full)):
+    samples = IMAGES * (2 if repeat else 1)
+    assert len(full) == ((samples + 3) // 4 if batch else samples)
+    # With batch, the epoch boundary falls inside batch 6: cut before and after it.
+    boundary = (IMAGES // 4, IMAGES // 4 + 1) if batch else (IMAGES,)
+    for cut in (0, 1, 3, *boundary, len(full)):
         it = ds.iterator()
         head = take(it, cut)
         state = it.state()

@@ -37,6 +37,23 @@ struct Item {
   bool operator==(const Item& o) const { return labels == o.labels && pixels == o.pixels; }
 };
 
+// Up to `max` elements (default: to the end; 0 means none).
+std::vector<Item> DrainItems(Iterator* it, size_t max = SIZE_MAX) {
+  std::vector<Item> out;
+  Element e;
+  while (out.size() < max) {
+    Result<bool> more = it->Next(&e);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    if (!more.ok() || !*more) break;
+    Item item;
+    item.pixels.assign(e.tensors[0].raw_data(), e.tensors[0].nbytes());
+    const int64_t* l = e.tensors[1].data<int64_t>();
+    item.labels.assign(l, l + e.tensors[1].num_elements());
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 // The stages after decode_image.
 struct Tail {
   bool repeat;    // repeat(2)
@@ -86,25 +103,15 @@ class DecodeImageState : public ::testing::TestWithParam<std::tuple<ShuffleMode,
     return *ds;
   }
 
-  size_t ElementsPerEpoch() const {
-    return std::get<1>(GetParam()).batch ? (kImages + kBatch - 1) / kBatch : kImages;
+  size_t StreamElements() const {
+    Tail tail = std::get<1>(GetParam());
+    size_t samples = kImages * (tail.repeat ? 2 : 1);
+    return tail.batch ? (samples + kBatch - 1) / kBatch : samples;
   }
-
-  // Up to `max` elements (all when 0).
-  static std::vector<Item> Drain(Iterator* it, size_t max = 0) {
-    std::vector<Item> out;
-    Element e;
-    while (max == 0 || out.size() < max) {
-      Result<bool> more = it->Next(&e);
-      EXPECT_TRUE(more.ok()) << more.status().ToString();
-      if (!more.ok() || !*more) break;
-      Item item;
-      item.pixels.assign(e.tensors[0].raw_data(), e.tensors[0].nbytes());
-      const int64_t* l = e.tensors[1].data<int64_t>();
-      item.labels.assign(l, l + e.tensors[1].num_elements());
-      out.push_back(std::move(item));
-    }
-    return out;
+  // Cuts around the end of the first epoch (with batch it falls inside a batch).
+  std::vector<size_t> EpochBoundaryCuts() const {
+    if (!std::get<1>(GetParam()).batch) return {kImages};
+    return {kImages / kBatch, kImages / kBatch + 1};
   }
 
   std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
@@ -115,21 +122,21 @@ class DecodeImageState : public ::testing::TestWithParam<std::tuple<ShuffleMode,
 void ExpectResumesExactly(const std::vector<Item>& full, size_t cut, std::unique_ptr<Iterator> first,
                           std::unique_ptr<Iterator> resumed) {
   SCOPED_TRACE("saved after " + std::to_string(cut) + " of " + std::to_string(full.size()));
-  std::vector<Item> head = DecodeImageState::Drain(first.get(), cut);
+  std::vector<Item> head = DrainItems(first.get(), cut);
   ASSERT_EQ(head.size(), cut);
   Result<std::string> state = first->Save();
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   first.reset();
   Status restored = resumed->Restore(*state);
   ASSERT_TRUE(restored.ok()) << restored.ToString();
-  std::vector<Item> rest = DecodeImageState::Drain(resumed.get());
+  std::vector<Item> rest = DrainItems(resumed.get());
   ASSERT_EQ(rest.size(), full.size() - cut) << "the restored stream is short";
   EXPECT_TRUE(std::equal(rest.begin(), rest.end(), full.begin() + static_cast<ptrdiff_t>(cut)))
       << "the restored stream differs (order, labels or crops)";
 }
 
 TEST_P(DecodeImageState, StateSavedBeforeFirstNextRestoresTheWholeStream) {
-  std::vector<Item> full = Drain(MakeIt(Build(), 2).get());
+  std::vector<Item> full = DrainItems(MakeIt(Build(), 2).get());
   ASSERT_FALSE(full.empty());
   ExpectResumesExactly(full, 0, MakeIt(Build(), 2), MakeIt(Build(5), 1));
   // The same through a fresh iterator that never ran: Save() straight after MakeIterator.
@@ -138,32 +145,34 @@ TEST_P(DecodeImageState, StateSavedBeforeFirstNextRestoresTheWholeStream) {
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   auto resumed = MakeIt(Build(), 2);
   ASSERT_TRUE(resumed->Restore(*state).ok());
-  EXPECT_TRUE(Drain(resumed.get()) == full) << "restored from a never-started iterator";
+  EXPECT_TRUE(DrainItems(resumed.get()) == full) << "restored from a never-started iterator";
 }
 
 TEST_P(DecodeImageState, StateSavedAfterAFewElementsRestoresTheRest) {
-  std::vector<Item> full = Drain(MakeIt(Build(), 2).get());
+  std::vector<Item> full = DrainItems(MakeIt(Build(), 2).get());
   for (size_t cut : {size_t{1}, size_t{3}}) {
     ExpectResumesExactly(full, cut, MakeIt(Build(), 2), MakeIt(Build(5), 1));
   }
 }
 
 TEST_P(DecodeImageState, StateSavedAtTheEpochBoundaryAndTheEndRestores) {
-  std::vector<Item> full = Drain(MakeIt(Build(), 2).get());
-  ASSERT_EQ(full.size(), ElementsPerEpoch() * (std::get<1>(GetParam()).repeat ? 2 : 1));
-  for (size_t cut : {ElementsPerEpoch(), full.size()}) {
+  std::vector<Item> full = DrainItems(MakeIt(Build(), 2).get());
+  ASSERT_EQ(full.size(), StreamElements());
+  std::vector<size_t> cuts = EpochBoundaryCuts();
+  cuts.push_back(full.size());
+  for (size_t cut : cuts) {
     ExpectResumesExactly(full, cut, MakeIt(Build(), 2), MakeIt(Build(5), 1));
   }
 }
 
 TEST_P(DecodeImageState, RestoreOfAStartStateRewindsAUsedIterator) {
-  std::vector<Item> full = Drain(MakeIt(Build(), 2).get());
+  std::vector<Item> full = DrainItems(MakeIt(Build(), 2).get());
   auto it = MakeIt(Build(), 2);
   Result<std::string> start = it->Save();
   ASSERT_TRUE(start.ok()) << start.status().ToString();
-  Drain(it.get(), 2);
+  DrainItems(it.get(), 2);
   ASSERT_TRUE(it->Restore(*start).ok());
-  EXPECT_TRUE(Drain(it.get()) == full);
+  EXPECT_TRUE(DrainItems(it.get()) == full);
 }
 
 std::string CaseName(const ::testing::TestParamInfo<std::tuple<ShuffleMode, Tail>>& info) {
