@@ -5,10 +5,12 @@
 //    records from a shard file, a stage held back by the memory budget); the time
 //    `Iterator` destruction takes, median and max over --runs runs per case. The contract
 //    (docs/pipeline.md, "Cancellation") is 100 ms, unless one running user call takes longer.
-// 2. The epoch boundary under repeat: the extra time per epoch of `repeat(E)` over a small
-//    dataset against one epoch of the same elements, and fresh buffer allocations per epoch.
+// 2. The epoch boundary under repeat (which rebuilds the stages below it every epoch): the
+//    consumer's Next() that crosses into a new epoch against the other Next() calls, over a
+//    small dataset with many epochs, and fresh buffer allocations per epoch.
 //
-// Reproduce: cmake --build build --target pipeline_lifecycle_bench && ./build/bin/pipeline_lifecycle_bench
+// Reproduce: cmake --build build --target pipeline_lifecycle_bench &&
+//            ./build/bin/pipeline_lifecycle_bench [--runs 50] [--json]
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,18 +81,20 @@ MapOptions Parallel(int parallelism, std::string name) {
 
 struct CancelCase {
   std::string name;
-  // Builds the pipeline and drives it into the busy state; the caller destroys it.
-  std::function<std::unique_ptr<Iterator>()> start;
+  Dataset ds;  // built once: its teardown (the records it holds) is not cancellation
+  PipelineOptions options;
+  int next_calls = 1;  // Next() calls before the consumer stops reading
+  int idle_ms = 0;     // then it "trains" this long while the pipeline runs ahead
 };
 
-std::unique_ptr<Iterator> Started(const Dataset& ds, const PipelineOptions& o, int next_calls,
-                                  int idle_ms) {
-  auto it = Must(ds.MakeIterator(o));
+// Makes the iterator and drives it into the busy state; the caller destroys it.
+std::unique_ptr<Iterator> Start(const CancelCase& c) {
+  auto it = Must(c.ds.MakeIterator(c.options));
   Element e;
-  for (int i = 0; i < next_calls; ++i) {
+  for (int i = 0; i < c.next_calls; ++i) {
     if (!Must(it->Next(&e))) std::abort();
   }
-  SleepMs(idle_ms);  // the consumer "trains" while the pipeline runs ahead
+  SleepMs(c.idle_ms);
   return it;
 }
 
@@ -112,33 +116,25 @@ std::string BigRecordShards(const std::string& dir) {
 std::vector<CancelCase> CancelCases(const std::string& big_dir) {
   PipelineOptions two;
   two.threads = 2;
-  std::vector<CancelCase> cases;
-  cases.push_back({"slow map (5 ms/element, not polling), parallelism 2", [two] {
-                     Dataset ds = Records(4096, 64).Map(Busy(5), Parallel(2, "slow"));
-                     return Started(ds.Batch(4).Prefetch(4), two, 2, 0);
-                   }});
-  cases.push_back({"slow map (40 ms/element, not polling), parallelism 2", [two] {
-                     Dataset ds = Records(4096, 64).Map(Busy(40), Parallel(2, "slow"));
-                     return Started(ds.Prefetch(2), two, 1, 0);
-                   }});
-  cases.push_back({"full prefetch(64), consumer not reading", [two] {
-                     Dataset ds = Records(100'000, 64).Map(Nop, Parallel(2, "identity"));
-                     return Started(ds.Batch(16).Prefetch(64), two, 1, 20);
-                   }});
-  cases.push_back({"reader inside 32 MiB records (shard file)", [two, big_dir] {
-                     ReadOptions ro;
-                     ro.paths = {big_dir};
-                     ro.chunk_records = 1;
-                     Dataset ds = Must(Dataset::Read(ro)).Repeat();
-                     return Started(ds.Prefetch(2), two, 1, 0);
-                   }});
-  cases.push_back({"memory budget full (1 MiB), consumer not reading", [two] {
-                     PipelineOptions o = two;
-                     o.memory_budget_bytes = 1 << 20;
-                     Dataset ds = Records(10'000, 64 << 10).Map(Nop, Parallel(2, "identity"));
-                     return Started(ds.Batch(2).Prefetch(16), o, 1, 20);
-                   }});
-  return cases;
+  PipelineOptions small_budget = two;
+  small_budget.memory_budget_bytes = 1 << 20;
+  ReadOptions big;
+  big.paths = {big_dir};
+  big.chunk_records = 1;
+  Dataset slow5 = Records(4096, 64).Map(Busy(5), Parallel(2, "slow"));
+  Dataset slow40 = Records(4096, 64).Map(Busy(40), Parallel(2, "slow"));
+  Dataset small = Records(100'000, 64).Map(Nop, Parallel(2, "identity"));
+  Dataset large = Records(2000, 64 << 10).Map(Nop, Parallel(2, "identity"));
+  return {
+      {"slow map (5 ms/element, not polling), parallelism 2", slow5.Batch(4).Prefetch(4), two, 2,
+       0},
+      {"slow map (40 ms/element, not polling), parallelism 2", slow40.Prefetch(2), two, 1, 0},
+      {"full prefetch(64), consumer not reading", small.Batch(16).Prefetch(64), two, 1, 20},
+      {"reader inside 32 MiB records (shard file)", Must(Dataset::Read(big)).Repeat().Prefetch(2),
+       two, 1, 0},
+      {"memory budget full (1 MiB), consumer not reading", large.Batch(2).Prefetch(16),
+       small_budget, 1, 20},
+  };
 }
 
 struct Latency {
@@ -149,7 +145,7 @@ struct Latency {
 Latency MeasureCancel(const CancelCase& c, int runs) {
   std::vector<double> ms;
   for (int r = 0; r < runs; ++r) {
-    std::unique_ptr<Iterator> it = c.start();
+    std::unique_ptr<Iterator> it = Start(c);
     Clock::time_point t0 = Clock::now();
     it.reset();
     ms.push_back(Ms(Clock::now() - t0));
@@ -161,51 +157,58 @@ Latency MeasureCancel(const CancelCase& c, int runs) {
 // ---- 2. the epoch boundary under repeat ----
 
 struct EpochGap {
-  double gap_us = 0;                // extra wall time per epoch boundary
-  double allocations_per_epoch = 0;  // fresh tensor buffers per epoch
+  double boundary_us = 0;            // median Next() that crosses into a new epoch
+  double regular_us = 0;             // median of the other Next() calls
+  double epoch_ms = 0;               // wall time per epoch
+  double allocations_per_epoch = 0;  // fresh tensor buffers per epoch, after the first
+  uint32_t map_parallelism = 0;      // autotune's map tasks at the end
 };
 
-// Seconds to drain `ds` (best of `reps`) and the fresh buffer allocations of the last pass.
-double Drain(const Dataset& ds, int reps, uint64_t* allocations) {
-  double best = 1e9;
-  for (int r = 0; r < reps; ++r) {
-    PipelineOptions o;
-    o.threads = 2;
-    auto it = Must(ds.MakeIterator(o));
-    Element e;
-    Clock::time_point t0 = Clock::now();
-    while (Must(it->Next(&e))) {
-    }
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-    *allocations = it->stats().buffer_allocations;
-  }
-  return best;
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
-// `epochs` epochs of `n` records under repeat, against one epoch of n * epochs records: the
-// same elements through the same stages, without the boundaries.
+// read(n records) -> shuffle -> map(identity, autotuned) -> repeat(epochs) -> batch(32), no
+// prefetch, so the consumer sees the boundary: the Next() that crosses into a new epoch
+// includes rebuilding the stages below repeat and restarting their read-ahead.
 EpochGap MeasureEpochGap(size_t n, int epochs) {
-  auto chain = [](Dataset ds) {
-    return ds.Shuffle({}).Map(Nop, Parallel(kAutotune, "identity"));
-  };
-  uint64_t alloc_repeat = 0, alloc_flat = 0;
-  double repeated = Drain(chain(Records(n, 64)).Repeat(epochs).Batch(32).Prefetch(), 3,
-                          &alloc_repeat);
-  double flat = Drain(chain(Records(n * static_cast<size_t>(epochs), 64)).Batch(32).Prefetch(), 3,
-                      &alloc_flat);
+  Dataset ds = Records(n, 64).Shuffle({}).Map(Nop, Parallel(kAutotune, "identity"));
+  PipelineOptions o;
+  o.threads = 2;
+  auto it = Must(ds.Repeat(epochs).Batch(32).MakeIterator(o));
+  std::vector<double> boundary, regular;
+  uint64_t epoch = 0, allocations_after_first = 0;
+  Element e;
+  Clock::time_point start = Clock::now();
+  for (;;) {
+    Clock::time_point t0 = Clock::now();
+    if (!Must(it->Next(&e))) break;
+    double us = Ms(Clock::now() - t0) * 1e3;
+    bool crossed = e.mark.epoch != epoch;
+    (crossed ? boundary : regular).push_back(us);
+    if (crossed && epoch == 0) allocations_after_first = it->stats().buffer_allocations;
+    epoch = e.mark.epoch;
+  }
   EpochGap g;
-  g.gap_us = (repeated - flat) / epochs * 1e6;
+  g.epoch_ms = Ms(Clock::now() - start) / epochs;
+  g.boundary_us = Median(boundary);
+  g.regular_us = Median(regular);
+  PipelineStats st = it->stats();
   g.allocations_per_epoch =
-      (static_cast<double>(alloc_repeat) - static_cast<double>(alloc_flat)) / epochs;
+      static_cast<double>(st.buffer_allocations - allocations_after_first) / (epochs - 1);
+  g.map_parallelism = st.stages[1].parallelism;
   return g;
 }
 
 int Main(int argc, char** argv) {
   bool json = false;
   int runs = 50;
+  int only = -1;  // --case i: only cancellation case i (for profilers), nothing else
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) json = true;
     if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) only = std::atoi(argv[++i]);
   }
   std::string big_dir = (std::filesystem::temp_directory_path() /
                          ("sluice-lifecycle-bench-" + std::to_string(getpid())))
@@ -213,8 +216,16 @@ int Main(int argc, char** argv) {
   BigRecordShards(big_dir);
   std::vector<CancelCase> cases = CancelCases(big_dir);
   std::vector<Latency> latencies;
-  for (const CancelCase& c : cases) latencies.push_back(MeasureCancel(c, runs));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (only >= 0 && static_cast<size_t>(only) != i) continue;
+    latencies.push_back(MeasureCancel(cases[i], runs));
+  }
   std::filesystem::remove_all(big_dir);
+  if (only >= 0) {
+    std::printf("%s: median %.3f ms, max %.3f ms\n", cases[static_cast<size_t>(only)].name.c_str(),
+                latencies[0].median_ms, latencies[0].max_ms);
+    return 0;
+  }
   const size_t n = 256;
   const int epochs = 2000;
   EpochGap gap = MeasureEpochGap(n, epochs);
@@ -225,8 +236,11 @@ int Main(int argc, char** argv) {
       std::printf("%s\n  \"%s\": {\"median\": %.3f, \"max\": %.3f}", i ? "," : "",
                   cases[i].name.c_str(), latencies[i].median_ms, latencies[i].max_ms);
     }
-    std::printf("},\n \"epoch_gap_us\": %.1f, \"allocations_per_epoch\": %.1f}\n", gap.gap_us,
-                gap.allocations_per_epoch);
+    std::printf(
+        "},\n \"epoch\": {\"boundary_next_us\": %.1f, \"regular_next_us\": %.1f, "
+        "\"epoch_ms\": %.3f, \"allocations_per_epoch\": %.2f, \"map_parallelism\": %u}}\n",
+        gap.boundary_us, gap.regular_us, gap.epoch_ms, gap.allocations_per_epoch,
+        gap.map_parallelism);
     return 0;
   }
   std::printf("Iterator destruction while busy, %d runs each, 2 threads\n", runs);
@@ -236,9 +250,11 @@ int Main(int argc, char** argv) {
                 latencies[i].max_ms);
   }
   std::printf(
-      "\nrepeat(%d) over %zu records -> map -> batch(32) -> prefetch vs one epoch of %zu:\n"
-      "  %.1f us extra per epoch boundary, %.1f fresh buffers per epoch\n",
-      epochs, n, n * static_cast<size_t>(epochs), gap.gap_us, gap.allocations_per_epoch);
+      "\nread(%zu) -> shuffle -> map -> repeat(%d) -> batch(32), no prefetch:\n"
+      "  Next() into a new epoch %.1f us (median), other Next() %.1f us; %.3f ms per epoch;\n"
+      "  %.2f fresh buffers per epoch; map tasks at the end: %u\n",
+      n, epochs, gap.boundary_us, gap.regular_us, gap.epoch_ms, gap.allocations_per_epoch,
+      gap.map_parallelism);
   std::printf(
       "\nReproduce: cmake --build build --target pipeline_lifecycle_bench && ./build/bin/pipeline_lifecycle_bench\n");
   return 0;
