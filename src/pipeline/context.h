@@ -82,6 +82,10 @@ struct StageCounters {
   std::atomic<uint64_t> helped_chunks{0};  // ... of which by the consumer's thread
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> quarantined{0};
+  // The value autotune last set for this stage's knob (0: never). Counters outlive repeat's
+  // per-epoch rebuilds of the stage, so the next epoch's runner starts where this one was
+  // tuned instead of ramping up from the start value again.
+  std::atomic<uint64_t> tuned{0};
 
   void Add(std::atomic<uint64_t>& c, uint64_t v) { c.fetch_add(v, std::memory_order_relaxed); }
   StageStats Snapshot() const;

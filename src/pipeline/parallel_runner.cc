@@ -27,7 +27,14 @@ ParallelRunner::ParallelRunner(PipelineContext* ctx, StageCounters* counters, Ch
   counters_->parallelism.store(static_cast<uint32_t>(std::max<size_t>(1, parallelism_)));
   counters_->capacity.store(window_ * options_.chunk_elements);
   gate_->runner = this;
-  if (options_.tunable) ctx_->AddTunable(this);
+  if (options_.tunable) {
+    // A stage rebuilt for the next epoch (repeat) keeps what autotune learnt in the last one.
+    if (uint64_t tuned = counters_->tuned.load()) {
+      std::lock_guard<std::mutex> l(mu_);
+      SetValueLocked(tuned);  // no scheduling yet: the stage owning this runner is not built
+    }
+    ctx_->AddTunable(this);
+  }
 }
 
 ParallelRunner::~ParallelRunner() {
@@ -255,6 +262,11 @@ size_t ParallelRunner::value() const {
 
 void ParallelRunner::set_value(size_t v) {
   std::lock_guard<std::mutex> l(mu_);
+  SetValueLocked(v);
+  MaybeScheduleLocked();
+}
+
+void ParallelRunner::SetValueLocked(size_t v) {
   if (options_.kind == Kind::kPrefetchDepth) {
     window_ = std::clamp<size_t>(v, 1, options_.max_window);
   } else {
@@ -263,7 +275,7 @@ void ParallelRunner::set_value(size_t v) {
     counters_->parallelism.store(static_cast<uint32_t>(parallelism_));
   }
   counters_->capacity.store(window_ * options_.chunk_elements);
-  MaybeScheduleLocked();
+  counters_->tuned.store(options_.kind == Kind::kPrefetchDepth ? window_ : parallelism_);
 }
 
 uint64_t ParallelRunner::unit_bytes() const {

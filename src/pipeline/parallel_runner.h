@@ -105,6 +105,8 @@ class ParallelRunner final : public Tunable {
   uint64_t unit_bytes() const override;
 
  private:
+  // Autotune's new value (clamped to the bounds), remembered in counters_->tuned.
+  void SetValueLocked(size_t v);
   bool RoomLocked() const;
   void MaybeScheduleLocked();
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
