@@ -113,13 +113,12 @@ class IndexDirectory final : public IndexLookup {
   template <typename DecodeEntry>
   Status NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const;
   Status FrameAt(uint64_t j, IndexFrame* frame) const;
-  // Block b of a table, from the cache or read, checked and decoded with decode(ByteView*,
-  // Entry*) from the block's checkpoint.
+  // Entry i of a table of `count` entries: from the cache, or by reading its block,
+  // checking it against the block's CRC at open and decoding it with decode(ByteView*,
+  // Entry*) from the block's checkpoint (the block then goes into the cache).
   template <typename Entry, typename DecodeEntry>
-  Result<IndexBlockCache::BlockPtr> LoadBlock(std::vector<Entry> IndexBlock::*table,
-                                              uint64_t table_id, uint64_t b, uint64_t count,
-                                              uint64_t begin, uint64_t end, uint32_t crc,
-                                              DecodeEntry decode) const;
+  Status LoadEntry(uint64_t table_id, uint64_t i, uint64_t count, uint64_t begin, uint64_t end,
+                   uint32_t crc, DecodeEntry decode, Entry* entry) const;
 
   std::unique_ptr<io::RandomAccessFile> file_;
   std::shared_ptr<IndexBlockCache> cache_;
@@ -223,14 +222,12 @@ Status IndexDirectory::ScanRecords() {
 }
 
 template <typename Entry, typename DecodeEntry>
-Result<IndexBlockCache::BlockPtr> IndexDirectory::LoadBlock(std::vector<Entry> IndexBlock::*table,
-                                                            uint64_t table_id, uint64_t b,
-                                                            uint64_t count, uint64_t begin,
-                                                            uint64_t end, uint32_t crc,
-                                                            DecodeEntry decode) const {
-  const IndexBlockCache::Key key{table_id, b};
-  if (IndexBlockCache::BlockPtr hit = cache_->Find(key)) return hit;
-  const uint64_t first = b * K;
+Status IndexDirectory::LoadEntry(uint64_t table_id, uint64_t i, uint64_t count, uint64_t begin,
+                                 uint64_t end, uint32_t crc, DecodeEntry decode,
+                                 Entry* entry) const {
+  const IndexBlockCache::Key key{table_id, i / K};
+  if (cache_->Find(key, i % K, entry)) return Status::OK();
+  const uint64_t first = i / K * K;
   const uint64_t entries = std::min(K, count - first);
   auto changed = [&](const char* why) {
     return DataLoss(path() + ": index changed since it was opened: entries " +
@@ -240,34 +237,29 @@ Result<IndexBlockCache::BlockPtr> IndexDirectory::LoadBlock(std::vector<Entry> I
                     ") " + why);
   };
   thread_local std::string scratch;
+  thread_local std::vector<Entry> decoded(K);
   scratch.resize(end - begin);  // at most K * kMaxEntryBytes
   SLUICE_ASSIGN_OR_RETURN(ByteView bytes, file_->Read(begin, scratch.size(), scratch.data()));
   if (bytes.size() != scratch.size()) return changed("are cut short");
   if (Crc32c(bytes.data(), bytes.size()) != crc) return changed("no longer match their CRC");
-  auto block = std::make_shared<IndexBlock>();
-  std::vector<Entry>& out = (*block).*table;
-  out.resize(entries);
   for (uint64_t j = 0; j < entries; ++j) {
-    if (EntryFault fault = decode(&bytes, &out[j])) return BadEntry(path(), first + j, fault);
+    if (EntryFault fault = decode(&bytes, &decoded[j])) return BadEntry(path(), first + j, fault);
   }
   if (!bytes.empty()) return changed("hold more entries than at open");
-  return cache_->Insert(key, std::move(block));
+  cache_->Insert(key, decoded.data(), entries);
+  *entry = decoded[i % K];
+  return Status::OK();
 }
 
 Status IndexDirectory::FrameAt(uint64_t j, IndexFrame* frame) const {
   if (j >= header_.num_frames) {
     return DataLoss(path() + ": corrupt index: frame " + std::to_string(j) + " out of range");
   }
-  const uint64_t b = j / K;
-  const FrameCheckpoint& cp = frame_checkpoints_[b];
+  const FrameCheckpoint& cp = frame_checkpoints_[j / K];
   FrameCursor cursor{cp.end};
-  SLUICE_ASSIGN_OR_RETURN(
-      IndexBlockCache::BlockPtr block,
-      LoadBlock(&IndexBlock::frames, frame_table_id_, b, header_.num_frames, cp.position,
-                frame_checkpoints_[b + 1].position, cp.crc,
-                [&](ByteView* in, IndexFrame* f) { return DecodeFrameEntry(in, &cursor, f); }));
-  *frame = block->frames[j % K];
-  return Status::OK();
+  return LoadEntry(
+      frame_table_id_, j, header_.num_frames, cp.position, (&cp + 1)->position, cp.crc,
+      [&](ByteView* in, IndexFrame* f) { return DecodeFrameEntry(in, &cursor, f); }, frame);
 }
 
 Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const {
@@ -285,17 +277,14 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
                           frame->uncompressed_bytes - kRecordOverheadBytes};
     return Status::OK();
   }
-  const uint64_t b = i / K;
-  const RecordCheckpoint& cp = record_checkpoints_[b];
+  const RecordCheckpoint& cp = record_checkpoints_[i / K];
   RecordCursor cursor{cp.frame, cp.end_in_frame};
-  SLUICE_ASSIGN_OR_RETURN(
-      IndexBlockCache::BlockPtr block,
-      LoadBlock(&IndexBlock::records, record_table_id_, b, header_.num_records, cp.position,
-                record_checkpoints_[b + 1].position, cp.crc,
-                [&](ByteView* in, IndexRecord* r) {
-                  return DecodeRecordEntry(in, header_.num_frames, &cursor, r);
-                }));
-  *record = block->records[i % K];
+  SLUICE_RETURN_IF_ERROR(LoadEntry(
+      record_table_id_, i, header_.num_records, cp.position, (&cp + 1)->position, cp.crc,
+      [&](ByteView* in, IndexRecord* r) {
+        return DecodeRecordEntry(in, header_.num_frames, &cursor, r);
+      },
+      record));
   return FrameAt(record->frame, frame);
 }
 

@@ -8,14 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "format/index_block_cache.h"
 #include "sluice/format/shard_index.h"
 
 namespace sluice::format {
-
-// Entries per block of an IndexDirectory: the directory holds one checkpoint (24 bytes) per
-// block of each table, so ~0.2 bytes per record; a lookup that misses the cache reads and
-// decodes one block (~1 KB of the index file for small records).
-inline constexpr uint64_t kIndexBlockEntries = 256;
 
 // Threading: every method is safe to call concurrently.
 class IndexLookup {

@@ -1,13 +1,8 @@
 #include "format/index_table.h"
 
-#include "format/framing.h"
 
 namespace sluice::format {
 namespace {
-
-bool AddOverflows(uint64_t a, uint64_t b, uint64_t* sum) {
-  return __builtin_add_overflow(a, b, sum);
-}
 
 Status Corrupt(const std::string& source, const std::string& why) {
   return DataLoss(source + ": corrupt index: " + why);
@@ -15,20 +10,7 @@ Status Corrupt(const std::string& source, const std::string& why) {
 
 }  // namespace
 
-void PutVarint64(std::string* dst, uint64_t v) {
-  while (v >= 0x80) {
-    dst->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  dst->push_back(static_cast<char>(v));
-}
-
-bool GetVarint64(ByteView* in, uint64_t* v) {
-  if (!in->empty() && static_cast<uint8_t>(in->front()) < 0x80) {  // the common one-byte case
-    *v = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    return true;
-  }
+bool GetVarint64Slow(ByteView* in, uint64_t* v) {
   uint64_t result = 0;
   for (unsigned shift = 0; shift < 64 && !in->empty(); shift += 7) {
     uint64_t byte = static_cast<uint8_t>(in->front());
@@ -41,6 +23,14 @@ bool GetVarint64(ByteView* in, uint64_t* v) {
     }
   }
   return false;
+}
+
+void PutVarint64(std::string* dst, uint64_t v) {
+  while (v >= 0x80) {
+    dst->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  dst->push_back(static_cast<char>(v));
 }
 
 Status CheckIndexFraming(ByteView head, uint64_t file_bytes, const std::string& source) {
@@ -74,41 +64,6 @@ Result<IndexHeader> ParseIndexHeader(ByteView head, uint64_t file_bytes,
                                std::to_string(h.num_records) + " records) exceed the index size");
   }
   return h;
-}
-
-EntryFault DecodeFrameEntry(ByteView* in, FrameCursor* cursor, IndexFrame* frame) {
-  uint64_t gap, file_bytes, uncompressed;
-  if (!GetVarint64(in, &gap) || !GetVarint64(in, &file_bytes) ||
-      !GetVarint64(in, &uncompressed)) {
-    return "frame table";
-  }
-  *frame = IndexFrame{0, file_bytes, uncompressed};
-  if (AddOverflows(cursor->end, gap, &frame->file_offset) ||
-      AddOverflows(frame->file_offset, file_bytes, &cursor->end)) {
-    return "frame table (offset overflow)";
-  }
-  return nullptr;
-}
-
-EntryFault DecodeRecordEntry(ByteView* in, uint64_t num_frames, RecordCursor* cursor,
-                             IndexRecord* record) {
-  uint64_t delta, gap, length;
-  if (!GetVarint64(in, &delta) || !GetVarint64(in, &gap) || !GetVarint64(in, &length)) {
-    return "record table";
-  }
-  if (delta > 0) cursor->end_in_frame = 0;
-  if (AddOverflows(cursor->frame, delta, &cursor->frame) || cursor->frame >= num_frames ||
-      cursor->frame > UINT32_MAX) {
-    return "record table (frame out of range)";
-  }
-  *record = IndexRecord{static_cast<uint32_t>(cursor->frame), 0, length};
-  uint64_t framed;
-  if (AddOverflows(cursor->end_in_frame, gap, &record->offset_in_frame) ||
-      AddOverflows(length, kRecordOverheadBytes, &framed) ||
-      AddOverflows(record->offset_in_frame, framed, &cursor->end_in_frame)) {
-    return "record table (record outside its frame)";
-  }
-  return nullptr;
 }
 
 Status BadEntry(const std::string& source, uint64_t i, EntryFault fault) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "format/framing.h"
 #include "sluice/base/bytes.h"
 #include "sluice/format/shard_index.h"
 
@@ -22,9 +23,18 @@ inline constexpr size_t kMinEntryBytes = 3;   // three varints of at least one b
 inline constexpr size_t kMaxEntryBytes = 30;  // three varints of at most ten bytes
 
 void PutVarint64(std::string* dst, uint64_t v);
+bool GetVarint64Slow(ByteView* in, uint64_t* v);
 // Decodes one LEB128 varint from the front of *in. False when malformed, truncated or over
-// 64 bits.
-bool GetVarint64(ByteView* in, uint64_t* v);
+// 64 bits. Inline, with the one-byte case first: decoding index blocks is the lazy reader's
+// hot loop.
+inline bool GetVarint64(ByteView* in, uint64_t* v) {
+  if (!in->empty() && static_cast<uint8_t>(in->front()) < 0x80) {
+    *v = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    return true;
+  }
+  return GetVarint64Slow(in, v);
+}
 
 // The fixed header, parsed and validated against the index file's size.
 struct IndexHeader {
@@ -54,12 +64,43 @@ struct RecordCursor {
 using EntryFault = const char*;
 
 // Decodes the frame entry at the front of *in, advancing *in and *cursor.
-EntryFault DecodeFrameEntry(ByteView* in, FrameCursor* cursor, IndexFrame* frame);
+inline EntryFault DecodeFrameEntry(ByteView* in, FrameCursor* cursor, IndexFrame* frame) {
+  uint64_t gap, file_bytes, uncompressed;
+  if (!GetVarint64(in, &gap) || !GetVarint64(in, &file_bytes) ||
+      !GetVarint64(in, &uncompressed)) {
+    return "frame table";
+  }
+  *frame = IndexFrame{0, file_bytes, uncompressed};
+  if (__builtin_add_overflow(cursor->end, gap, &frame->file_offset) ||
+      __builtin_add_overflow(frame->file_offset, file_bytes, &cursor->end)) {
+    return "frame table (offset overflow)";
+  }
+  return nullptr;
+}
+
 // Decodes the record entry at the front of *in, advancing *in and *cursor. Checks that its
 // frame is below `num_frames`; the caller checks that the record ends within its frame
 // (cursor->end_in_frame <= the frame's uncompressed_bytes), see RecordFitsFrame.
-EntryFault DecodeRecordEntry(ByteView* in, uint64_t num_frames, RecordCursor* cursor,
-                             IndexRecord* record);
+inline EntryFault DecodeRecordEntry(ByteView* in, uint64_t num_frames, RecordCursor* cursor,
+                                    IndexRecord* record) {
+  uint64_t delta, gap, length;
+  if (!GetVarint64(in, &delta) || !GetVarint64(in, &gap) || !GetVarint64(in, &length)) {
+    return "record table";
+  }
+  if (delta > 0) cursor->end_in_frame = 0;
+  if (__builtin_add_overflow(cursor->frame, delta, &cursor->frame) ||
+      cursor->frame >= num_frames || cursor->frame > UINT32_MAX) {
+    return "record table (frame out of range)";
+  }
+  *record = IndexRecord{static_cast<uint32_t>(cursor->frame), 0, length};
+  uint64_t framed;
+  if (__builtin_add_overflow(cursor->end_in_frame, gap, &record->offset_in_frame) ||
+      __builtin_add_overflow(length, kRecordOverheadBytes, &framed) ||
+      __builtin_add_overflow(record->offset_in_frame, framed, &cursor->end_in_frame)) {
+    return "record table (record outside its frame)";
+  }
+  return nullptr;
+}
 inline EntryFault RecordFitsFrame(const RecordCursor& cursor, const IndexFrame& frame) {
   return cursor.end_in_frame <= frame.uncompressed_bytes
              ? nullptr
