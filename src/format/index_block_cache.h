@@ -51,9 +51,9 @@ class IndexBlockCache {
   struct Stats {
     uint64_t hits = 0;
     uint64_t misses = 0;
-    uint64_t blocks = 0;     // cached now
-    uint64_t bytes = 0;      // held by the slots allocated so far
-    uint64_t max_blocks = 0; // slots the capacity allows
+    uint64_t blocks = 0;      // cached now
+    uint64_t bytes = 0;       // held by the slots allocated so far
+    uint64_t max_blocks = 0;  // slots the capacity allows
   };
   Stats stats() const;
 
@@ -75,10 +75,10 @@ class IndexBlockCache {
 
   const uint64_t max_slots_;
   mutable std::mutex mu_;
-  Lru lru_;                                                   // guarded by mu_; newest first
+  Lru lru_;                                                 // guarded by mu_; newest first
   std::unordered_map<Key, Lru::iterator, KeyHash> by_key_;  // guarded by mu_
-  uint64_t hits_ = 0;                                         // guarded by mu_
-  uint64_t misses_ = 0;                                       // guarded by mu_
+  uint64_t hits_ = 0;                                       // guarded by mu_
+  uint64_t misses_ = 0;                                     // guarded by mu_
 };
 
 }  // namespace sluice::format

@@ -91,8 +91,7 @@ void StartBlock(std::vector<Checkpoint>* checkpoints, IndexStream* in, Checkpoin
 
 class IndexDirectory final : public IndexLookup {
  public:
-  IndexDirectory(std::unique_ptr<io::RandomAccessFile> file,
-                 std::shared_ptr<IndexBlockCache> cache)
+  IndexDirectory(std::unique_ptr<io::RandomAccessFile> file, std::shared_ptr<IndexBlockCache> cache)
       : file_(std::move(file)), cache_(std::move(cache)) {}
 
   // The scan at open, in order: the CRC of the whole file, the header, the frame table, the
@@ -208,8 +207,7 @@ Status IndexDirectory::ScanRecords() {
       }));
     }
     if (EntryFault fault = RecordFitsFrame(cursor, frame)) return BadEntry(path(), i, fault);
-    records_are_frames_ = records_are_frames_ && record.frame == i &&
-                          record.offset_in_frame == 0 &&
+    records_are_frames_ = records_are_frames_ && record.frame == i && record.offset_in_frame == 0 &&
                           record.length + kRecordOverheadBytes == frame.uncompressed_bytes;
   }
   StartBlock(&record_checkpoints_, &in, RecordCheckpoint{});  // the sentinel
@@ -233,8 +231,8 @@ Status IndexDirectory::LoadEntry(uint64_t table_id, uint64_t i, uint64_t count, 
     return DataLoss(path() + ": index changed since it was opened: entries " +
                     std::to_string(first) + ".." + std::to_string(first + entries - 1) +
                     " of its " + (table_id == frame_table_id_ ? "frame" : "record") +
-                    " table (bytes " + std::to_string(begin) + ".." + std::to_string(end) +
-                    ") " + why);
+                    " table (bytes " + std::to_string(begin) + ".." + std::to_string(end) + ") " +
+                    why);
   };
   thread_local std::string scratch;
   thread_local std::vector<Entry> decoded(K);
@@ -273,8 +271,8 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
       return DataLoss(path() + ": corrupt index: frame " + std::to_string(i) +
                       " is too small for a record");
     }
-    *record = IndexRecord{static_cast<uint32_t>(i), 0,
-                          frame->uncompressed_bytes - kRecordOverheadBytes};
+    *record =
+        IndexRecord{static_cast<uint32_t>(i), 0, frame->uncompressed_bytes - kRecordOverheadBytes};
     return Status::OK();
   }
   const RecordCheckpoint& cp = record_checkpoints_[i / K];

@@ -1,6 +1,5 @@
 #include "format/index_table.h"
 
-
 namespace sluice::format {
 namespace {
 

@@ -66,8 +66,7 @@ using EntryFault = const char*;
 // Decodes the frame entry at the front of *in, advancing *in and *cursor.
 inline EntryFault DecodeFrameEntry(ByteView* in, FrameCursor* cursor, IndexFrame* frame) {
   uint64_t gap, file_bytes, uncompressed;
-  if (!GetVarint64(in, &gap) || !GetVarint64(in, &file_bytes) ||
-      !GetVarint64(in, &uncompressed)) {
+  if (!GetVarint64(in, &gap) || !GetVarint64(in, &file_bytes) || !GetVarint64(in, &uncompressed)) {
     return "frame table";
   }
   *frame = IndexFrame{0, file_bytes, uncompressed};
@@ -88,8 +87,8 @@ inline EntryFault DecodeRecordEntry(ByteView* in, uint64_t num_frames, RecordCur
     return "record table";
   }
   if (delta > 0) cursor->end_in_frame = 0;
-  if (__builtin_add_overflow(cursor->frame, delta, &cursor->frame) ||
-      cursor->frame >= num_frames || cursor->frame > UINT32_MAX) {
+  if (__builtin_add_overflow(cursor->frame, delta, &cursor->frame) || cursor->frame >= num_frames ||
+      cursor->frame > UINT32_MAX) {
     return "record table (frame out of range)";
   }
   *record = IndexRecord{static_cast<uint32_t>(cursor->frame), 0, length};

@@ -217,10 +217,9 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
     }
   }
   if (produced < need) {
-    return DataLoss(path() + ": " + std::string(CodecName(codec())) +
-                    " frame at file offset " + std::to_string(f.file_offset) + " decodes to " +
-                    std::to_string(produced) + " bytes, fewer than the index says (" +
-                    std::to_string(need) + ")");
+    return DataLoss(path() + ": " + std::string(CodecName(codec())) + " frame at file offset " +
+                    std::to_string(f.file_offset) + " decodes to " + std::to_string(produced) +
+                    " bytes, fewer than the index says (" + std::to_string(need) + ")");
   }
   return Status::OK();
 }

@@ -87,8 +87,8 @@ int Epoch(const std::string& dir, uint32_t threads) {
       "{\"records\": %llu, \"batches\": %llu, \"open_seconds\": %.3f, \"seconds\": %.3f, "
       "\"ns_per_record\": %.1f, \"peak_rss_kib\": %ld}\n",
       static_cast<unsigned long long>(records), static_cast<unsigned long long>(batches),
-      open_seconds, seconds,
-      records ? seconds * 1e9 / static_cast<double>(records) : 0.0, PeakRssKiB());
+      open_seconds, seconds, records ? seconds * 1e9 / static_cast<double>(records) : 0.0,
+      PeakRssKiB());
   return 0;
 }
 

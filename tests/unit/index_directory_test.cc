@@ -81,8 +81,10 @@ class IndexDirectoryTest : public ::testing::Test {
 
 TEST_F(IndexDirectoryTest, LookupEqualsParseOnRandomIndexesWithGaps) {
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
-      {0, 0}, {1, 0}, {1, 1}, {3, 1}, {1, K - 1}, {1, K}, {1, K + 1}, {K + 1, K},
-      {700, 2 * K + 17}, {2 * K, 3 * K}, {5, 1000}};
+      {0, 0},         {1, 0},     {1, 1},
+      {3, 1},         {1, K - 1}, {1, K},
+      {1, K + 1},     {K + 1, K}, {700, 2 * K + 17},
+      {2 * K, 3 * K}, {5, 1000}};
   uint32_t seed = 0;
   for (auto [frames, records] : shapes) {
     ShardIndex eager = RandomIndex(frames, records, ++seed);
@@ -94,8 +96,8 @@ TEST_F(IndexDirectoryTest, LookupEqualsParseOnRandomIndexesWithGaps) {
       auto lazy = Open(bytes, cache);
       ASSERT_TRUE(lazy.ok()) << frames << "x" << records << ": " << lazy.status().ToString();
       ExpectSameEntries(**lazy, *parsed);
-      uint64_t end = frames ? parsed->frames().back().file_offset + parsed->frames().back().file_bytes
-                            : 0;
+      uint64_t end =
+          frames ? parsed->frames().back().file_offset + parsed->frames().back().file_bytes : 0;
       EXPECT_EQ((*lazy)->end_offset(), end);
       IndexRecord r;
       IndexFrame f;
@@ -275,11 +277,10 @@ TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLoss) {
     }
     ++miss;
     EXPECT_EQ(s.code(), StatusCode::kDataLoss);
-    EXPECT_NE(s.message().find(path + ".idx: index changed since it was opened"),
-              std::string::npos)
+    EXPECT_NE(s.message().find(path + ".idx: index changed since it was opened"), std::string::npos)
         << s.message();
   }
-  EXPECT_EQ(miss, K);  // exactly the block holding the flipped byte
+  EXPECT_EQ(miss, K);          // exactly the block holding the flipped byte
   rewrite(idx.substr(0, 40));  // truncated: every block not cached is cut short
   auto fresh = ShardReader::Open(fs, path);
   EXPECT_EQ(fresh.status().code(), StatusCode::kDataLoss);
