@@ -5,59 +5,77 @@
 #include <cstring>
 
 namespace sluice::format {
-namespace {
-
-// A slot's bytes plus its list node and hash map node: what one cached block costs.
-constexpr uint64_t kSlotOverheadBytes = 128;
-
-}  // namespace
 
 std::shared_ptr<IndexBlockCache> NewIndexBlockCache(uint64_t capacity_bytes) {
   return std::make_shared<IndexBlockCache>(capacity_bytes);
 }
 
 IndexBlockCache::IndexBlockCache(uint64_t capacity_bytes)
-    : max_slots_(std::max<uint64_t>(1, capacity_bytes / (kSlotBytes + kSlotOverheadBytes))) {}
+    : num_sets_(std::max<uint64_t>(1, capacity_bytes / (2 * kSlotBytes + sizeof(Set)))),
+      sets_(num_sets_),
+      // Not value-initialized: the pages stay untouched until a slot is written.
+      data_(std::make_unique_for_overwrite<char[]>(2 * num_sets_ * kSlotBytes)) {}
 
 uint64_t IndexBlockCache::NewTableId() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1);
 }
 
-bool IndexBlockCache::FindBytes(const Key& key, uint64_t offset, void* out, size_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = by_key_.find(key);
-  if (it == by_key_.end() || offset + n > it->second->size) {
-    ++misses_;
-    return false;
-  }
-  ++hits_;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  std::memcpy(out, it->second->bytes.get() + offset, n);
-  return true;
+size_t IndexBlockCache::SetOf(const Key& key) const {
+  uint64_t h = key.table * 0x9e3779b97f4a7c15ULL ^ key.block * 0xff51afd7ed558ccdULL;
+  return static_cast<size_t>((h ^ (h >> 31)) % num_sets_);
 }
 
-void IndexBlockCache::InsertBytes(const Key& key, const void* data, size_t n) {
-  n = std::min(n, kSlotBytes);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (by_key_.contains(key)) return;  // another thread decoded it too
-  if (lru_.size() < max_slots_) {
-    lru_.emplace_front();
-  } else {  // reuse the least recently used slot
-    by_key_.erase(lru_.back().key);
-    lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
+bool IndexBlockCache::Find(const Key& key, std::string* bytes) {
+  const size_t s = SetOf(key);
+  Stripe& stripe = stripes_[s % kStripes];
+  std::lock_guard<std::mutex> lock(stripe.mu);
+  Set& set = sets_[s];
+  for (int w = 0; w < 2; ++w) {
+    if (set.ways[w].key == key) {
+      bytes->assign(Slot(s, w), set.ways[w].size);
+      set.recent = static_cast<uint8_t>(w);
+      ++stripe.hits;
+      return true;
+    }
   }
-  Slot& slot = lru_.front();
-  slot.key = key;
-  slot.size = n;
-  std::memcpy(slot.bytes.get(), data, n);
-  by_key_.emplace(key, lru_.begin());
+  ++stripe.misses;
+  return false;
+}
+
+void IndexBlockCache::Insert(const Key& key, ByteView bytes) {
+  if (bytes.size() > 2 * kSlotBytes || key.table == 0) return;
+  const size_t s = SetOf(key);
+  Stripe& stripe = stripes_[s % kStripes];
+  std::lock_guard<std::mutex> lock(stripe.mu);
+  Set& set = sets_[s];
+  if (set.ways[0].key == key || set.ways[1].key == key) return;  // another thread read it too
+  int w;
+  if (bytes.size() > kSlotBytes || set.wide) {  // the new block or the old one takes both ways
+    set = Set{};
+    set.wide = bytes.size() > kSlotBytes;
+    w = 0;
+  } else {
+    w = set.ways[0].key.table == 0 ? 0 : set.ways[1].key.table == 0 ? 1 : 1 - set.recent;
+  }
+  set.ways[w] = Way{key, static_cast<uint32_t>(bytes.size())};
+  std::memcpy(Slot(s, w), bytes.data(), bytes.size());
+  set.recent = static_cast<uint8_t>(w);
 }
 
 IndexBlockCache::Stats IndexBlockCache::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t blocks = lru_.size();
-  return Stats{hits_, misses_, blocks, blocks * (kSlotBytes + kSlotOverheadBytes), max_slots_};
+  Stats total;
+  for (size_t s = 0; s < num_sets_; ++s) {
+    std::lock_guard<std::mutex> lock(stripes_[s % kStripes].mu);
+    for (const Way& way : sets_[s].ways) total.blocks += way.key.table != 0;
+  }
+  for (Stripe& stripe : stripes_) {
+    std::lock_guard<std::mutex> lock(stripe.mu);
+    total.hits += stripe.hits;
+    total.misses += stripe.misses;
+  }
+  total.bytes = 2 * num_sets_ * kSlotBytes;
+  return total;
 }
 
 }  // namespace sluice::format

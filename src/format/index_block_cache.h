@@ -1,84 +1,83 @@
-// IndexBlockCache: decoded blocks of index entries, shared by the lazily indexed
-// ShardReaders of a pipeline. LRU over a fixed number of equal slots, so its memory is
-// bounded by its capacity whatever the access pattern (no per-miss allocation, nothing for
-// the allocator to fragment).
+// IndexBlockCache: blocks of index entries as stored in the index file (a few bytes per
+// entry, CRC-checked when read), shared by the lazily indexed ShardReaders of a pipeline.
+//
+// Why this shape: under a global shuffle most lookups of a large dataset miss any cache of a
+// few MiB, so a lookup must cost next to nothing, hit or miss. The cache is therefore a
+// fixed array of 2-way sets (no allocation, no list or hash-node chasing per lookup), with a
+// lock per group of sets, holding the encoded bytes (~8x more entries per byte than decoded
+// ones); a block is decoded per lookup, only up to the entry wanted (IndexDirectory).
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
-#include <type_traits>
-#include <unordered_map>
+#include <string>
+#include <vector>
 
 #include "sluice/format/shard_index.h"
 
 namespace sluice::format {
 
-// Entries per block of a lazily read index: the IndexDirectory holds one checkpoint per
-// block of each table, and a lookup that misses the cache reads and decodes one block.
-inline constexpr uint64_t kIndexBlockEntries = 256;
-
 class IndexBlockCache {
  public:
-  // Names a block: `table` is unique per index and table (NewTableId), `block` its number.
+  // Names a block: `table` is unique per index and table (NewTableId; never 0), `block` its
+  // number.
   struct Key {
     uint64_t table = 0;
     uint64_t block = 0;
     bool operator==(const Key&) const = default;
   };
+  // A block of up to kSlotBytes (128 entries of up to 4 bytes: small records) takes one way
+  // of its set, a block of up to 2 * kSlotBytes (entries of up to 8 bytes) both. Larger
+  // blocks (frames of 256 MiB and more) are read from the file each time.
+  static constexpr size_t kSlotBytes = 512;
 
+  // Memory: `capacity_bytes` (at least two slots), allocated at once but touched (resident)
+  // only as slots fill.
   explicit IndexBlockCache(uint64_t capacity_bytes);
 
   // A process-wide unique id for one table of one open index.
   static uint64_t NewTableId();
 
   // Threading: every method is thread-safe.
-  // Copies entry j of the block cached under `key` into *entry; false when it is not cached.
-  template <typename Entry>
-  bool Find(const Key& key, uint64_t j, Entry* entry) {
-    static_assert(std::is_trivially_copyable_v<Entry> && sizeof(Entry) <= kSlotEntryBytes);
-    return FindBytes(key, j * sizeof(Entry), entry, sizeof(Entry));
-  }
-  // Caches entries[0, n) (n <= kIndexBlockEntries) as the block `key`, in the least
-  // recently used slot when all are taken. A block cached already is left as it is.
-  template <typename Entry>
-  void Insert(const Key& key, const Entry* entries, uint64_t n) {
-    static_assert(std::is_trivially_copyable_v<Entry> && sizeof(Entry) <= kSlotEntryBytes);
-    InsertBytes(key, entries, n * sizeof(Entry));
-  }
+  // Copies the bytes of the block cached under `key` into *bytes; false when not cached.
+  bool Find(const Key& key, std::string* bytes);
+  // Caches a copy of `bytes` as the block `key`, replacing the less recently used block of
+  // its set. Blocks over kSlotBytes are not cached.
+  void Insert(const Key& key, ByteView bytes);
 
   struct Stats {
     uint64_t hits = 0;
     uint64_t misses = 0;
-    uint64_t blocks = 0;      // cached now
-    uint64_t bytes = 0;       // held by the slots allocated so far
-    uint64_t max_blocks = 0;  // slots the capacity allows
+    uint64_t blocks = 0;  // cached now
+    uint64_t bytes = 0;   // the slots' memory (the capacity, rounded down to whole slots)
   };
   Stats stats() const;
 
  private:
-  static constexpr size_t kSlotEntryBytes = 24;  // sizeof(IndexFrame), sizeof(IndexRecord)
-  static constexpr size_t kSlotBytes = kIndexBlockEntries * kSlotEntryBytes;
-  struct Slot {
-    Key key;
-    std::unique_ptr<unsigned char[]> bytes = std::make_unique<unsigned char[]>(kSlotBytes);
-    size_t size = 0;  // bytes of entries held
+  struct Way {
+    Key key;  // table 0: empty
+    uint32_t size = 0;
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return k.table * 0x9e3779b97f4a7c15ULL ^ k.block; }
+  struct Set {
+    Way ways[2];         // a wide block is ways[0], spilling into way 1's slot
+    bool wide = false;   // ways[0] holds a block of more than kSlotBytes
+    uint8_t recent = 0;  // the way used last
   };
-  using Lru = std::list<Slot>;
+  static constexpr size_t kStripes = 64;
+  struct alignas(64) Stripe {
+    std::mutex mu;  // guards the sets s with s % kStripes == this stripe, and the counters
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+  };
 
-  bool FindBytes(const Key& key, uint64_t offset, void* out, size_t n);
-  void InsertBytes(const Key& key, const void* data, size_t n);
+  size_t SetOf(const Key& key) const;
+  char* Slot(size_t set, int way) { return data_.get() + (2 * set + way) * kSlotBytes; }
 
-  const uint64_t max_slots_;
-  mutable std::mutex mu_;
-  Lru lru_;                                                 // guarded by mu_; newest first
-  std::unordered_map<Key, Lru::iterator, KeyHash> by_key_;  // guarded by mu_
-  uint64_t hits_ = 0;                                       // guarded by mu_
-  uint64_t misses_ = 0;                                     // guarded by mu_
+  const size_t num_sets_;
+  std::vector<Set> sets_;
+  std::unique_ptr<char[]> data_;  // 2 * num_sets_ slots of kSlotBytes
+  mutable Stripe stripes_[kStripes];
 };
 
 }  // namespace sluice::format

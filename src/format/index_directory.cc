@@ -3,6 +3,7 @@
 #include "format/index_directory.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -112,12 +113,16 @@ class IndexDirectory final : public IndexLookup {
   template <typename DecodeEntry>
   Status NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const;
   Status FrameAt(uint64_t j, IndexFrame* frame) const;
-  // Entry i of a table of `count` entries: from the cache, or by reading its block,
-  // checking it against the block's CRC at open and decoding it with decode(ByteView*,
-  // Entry*) from the block's checkpoint (the block then goes into the cache).
-  template <typename Entry, typename DecodeEntry>
-  Status LoadEntry(uint64_t table_id, uint64_t i, uint64_t count, uint64_t begin, uint64_t end,
-                   uint32_t crc, DecodeEntry decode, Entry* entry) const;
+  // The bytes of block b of a table into *bytes: from the cache, or read from the file and
+  // checked against the CRC the block had at open (then cached).
+  Status ReadBlock(uint64_t table_id, uint64_t b, uint64_t begin, uint64_t end, uint32_t crc,
+                   std::string* bytes) const;
+  // Entry i of a table: decoded with decode(ByteView*, Cursor*, Entry*) from the checkpoint
+  // of its block (`begin`, `end`, `crc`, `start`), or found in what this thread decoded of
+  // that block already.
+  template <typename Entry, typename Cursor, typename DecodeEntry>
+  Status LoadEntry(uint64_t table_id, uint64_t i, uint64_t begin, uint64_t end, uint32_t crc,
+                   Cursor start, DecodeEntry decode, Entry* entry) const;
 
   std::unique_ptr<io::RandomAccessFile> file_;
   std::shared_ptr<IndexBlockCache> cache_;
@@ -219,33 +224,66 @@ Status IndexDirectory::ScanRecords() {
   return Status::OK();
 }
 
-template <typename Entry, typename DecodeEntry>
-Status IndexDirectory::LoadEntry(uint64_t table_id, uint64_t i, uint64_t count, uint64_t begin,
-                                 uint64_t end, uint32_t crc, DecodeEntry decode,
-                                 Entry* entry) const {
-  const IndexBlockCache::Key key{table_id, i / K};
-  if (cache_->Find(key, i % K, entry)) return Status::OK();
-  const uint64_t first = i / K * K;
-  const uint64_t entries = std::min(K, count - first);
+Status IndexDirectory::ReadBlock(uint64_t table_id, uint64_t b, uint64_t begin, uint64_t end,
+                                 uint32_t crc, std::string* bytes) const {
+  const IndexBlockCache::Key key{table_id, b};
+  if (cache_->Find(key, bytes)) return Status::OK();
   auto changed = [&](const char* why) {
     return DataLoss(path() + ": index changed since it was opened: entries " +
-                    std::to_string(first) + ".." + std::to_string(first + entries - 1) +
-                    " of its " + (table_id == frame_table_id_ ? "frame" : "record") +
-                    " table (bytes " + std::to_string(begin) + ".." + std::to_string(end) + ") " +
-                    why);
+                    std::to_string(b * K) + ".." + std::to_string(b * K + K - 1) + " of its " +
+                    (table_id == frame_table_id_ ? "frame" : "record") + " table (bytes " +
+                    std::to_string(begin) + ".." + std::to_string(end) + ") " + why);
   };
-  thread_local std::string scratch;
-  thread_local std::vector<Entry> decoded(K);
-  scratch.resize(end - begin);  // at most K * kMaxEntryBytes
-  SLUICE_ASSIGN_OR_RETURN(ByteView bytes, file_->Read(begin, scratch.size(), scratch.data()));
-  if (bytes.size() != scratch.size()) return changed("are cut short");
-  if (Crc32c(bytes.data(), bytes.size()) != crc) return changed("no longer match their CRC");
-  for (uint64_t j = 0; j < entries; ++j) {
-    if (EntryFault fault = decode(&bytes, &decoded[j])) return BadEntry(path(), first + j, fault);
+  bytes->resize(end - begin);  // at most K * kMaxEntryBytes
+  SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(begin, bytes->size(), bytes->data()));
+  if (got.size() != bytes->size()) return changed("are cut short");
+  if (Crc32c(got.data(), got.size()) != crc) return changed("no longer match their CRC");
+  if (got.data() != bytes->data()) bytes->assign(got.data(), got.size());
+  cache_->Insert(key, *bytes);
+  return Status::OK();
+}
+
+// What a thread decoded last of one table: a block's bytes and its first `decoded` entries,
+// so that lookups of a block's entries in order (sequential reads, block shuffle) decode
+// each entry once, and a random lookup decodes only up to the entry it wants.
+template <typename Entry, typename Cursor>
+struct DecodedBlock {
+  uint64_t table = 0;  // 0: nothing decoded
+  uint64_t block = 0;
+  std::string bytes;
+  size_t consumed = 0;
+  uint64_t decoded = 0;
+  Cursor cursor;
+  std::array<Entry, K> entries;
+};
+
+template <typename Entry, typename Cursor, typename DecodeEntry>
+Status IndexDirectory::LoadEntry(uint64_t table_id, uint64_t i, uint64_t begin, uint64_t end,
+                                 uint32_t crc, Cursor start, DecodeEntry decode,
+                                 Entry* entry) const {
+  thread_local DecodedBlock<Entry, Cursor> memo;
+  const uint64_t b = i / K;
+  const uint64_t j = i % K;
+  if (memo.table != table_id || memo.block != b || memo.decoded == 0) {
+    memo.table = 0;  // until the block's bytes are in
+    SLUICE_RETURN_IF_ERROR(ReadBlock(table_id, b, begin, end, crc, &memo.bytes));
+    memo.table = table_id;
+    memo.block = b;
+    memo.consumed = 0;
+    memo.decoded = 0;
+    memo.cursor = start;
   }
-  if (!bytes.empty()) return changed("hold more entries than at open");
-  cache_->Insert(key, decoded.data(), entries);
-  *entry = decoded[i % K];
+  if (memo.decoded <= j) {
+    ByteView rest = ByteView(memo.bytes).substr(memo.consumed);
+    for (; memo.decoded <= j; ++memo.decoded) {
+      if (EntryFault fault = decode(&rest, &memo.cursor, &memo.entries[memo.decoded])) {
+        memo.table = 0;
+        return BadEntry(path(), b * K + memo.decoded, fault);
+      }
+    }
+    memo.consumed = memo.bytes.size() - rest.size();
+  }
+  *entry = memo.entries[j];
   return Status::OK();
 }
 
@@ -254,10 +292,10 @@ Status IndexDirectory::FrameAt(uint64_t j, IndexFrame* frame) const {
     return DataLoss(path() + ": corrupt index: frame " + std::to_string(j) + " out of range");
   }
   const FrameCheckpoint& cp = frame_checkpoints_[j / K];
-  FrameCursor cursor{cp.end};
   return LoadEntry(
-      frame_table_id_, j, header_.num_frames, cp.position, (&cp + 1)->position, cp.crc,
-      [&](ByteView* in, IndexFrame* f) { return DecodeFrameEntry(in, &cursor, f); }, frame);
+      frame_table_id_, j, cp.position, (&cp + 1)->position, cp.crc, FrameCursor{cp.end},
+      [](ByteView* in, FrameCursor* c, IndexFrame* f) { return DecodeFrameEntry(in, c, f); },
+      frame);
 }
 
 Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const {
@@ -276,11 +314,12 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
     return Status::OK();
   }
   const RecordCheckpoint& cp = record_checkpoints_[i / K];
-  RecordCursor cursor{cp.frame, cp.end_in_frame};
+  const uint64_t num_frames = header_.num_frames;
   SLUICE_RETURN_IF_ERROR(LoadEntry(
-      record_table_id_, i, header_.num_records, cp.position, (&cp + 1)->position, cp.crc,
-      [&](ByteView* in, IndexRecord* r) {
-        return DecodeRecordEntry(in, header_.num_frames, &cursor, r);
+      record_table_id_, i, cp.position, (&cp + 1)->position, cp.crc,
+      RecordCursor{cp.frame, cp.end_in_frame},
+      [num_frames](ByteView* in, RecordCursor* c, IndexRecord* r) {
+        return DecodeRecordEntry(in, num_frames, c, r);
       },
       record));
   return FrameAt(record->frame, frame);

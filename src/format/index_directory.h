@@ -8,10 +8,13 @@
 #include <memory>
 #include <string>
 
-#include "format/index_block_cache.h"
 #include "sluice/format/shard_index.h"
 
 namespace sluice::format {
+
+// Entries per block of a lazily read index. The directory holds one checkpoint (24 bytes)
+// per block of each table; a lookup decodes, on average, half a block.
+inline constexpr uint64_t kIndexBlockEntries = 128;
 
 // Threading: every method is safe to call concurrently.
 class IndexLookup {

@@ -25,13 +25,22 @@ inline constexpr size_t kMaxEntryBytes = 30;  // three varints of at most ten by
 void PutVarint64(std::string* dst, uint64_t v);
 bool GetVarint64Slow(ByteView* in, uint64_t* v);
 // Decodes one LEB128 varint from the front of *in. False when malformed, truncated or over
-// 64 bits. Inline, with the one-byte case first: decoding index blocks is the lazy reader's
-// hot loop.
+// 64 bits. Inline, with the one- and two-byte cases first: decoding index blocks is the
+// lazy reader's hot loop.
 inline bool GetVarint64(ByteView* in, uint64_t* v) {
-  if (!in->empty() && static_cast<uint8_t>(in->front()) < 0x80) {
-    *v = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    return true;
+  if (in->size() >= 2) {
+    const uint64_t b0 = static_cast<uint8_t>((*in)[0]);
+    if (b0 < 0x80) {
+      *v = b0;
+      in->remove_prefix(1);
+      return true;
+    }
+    const uint64_t b1 = static_cast<uint8_t>((*in)[1]);
+    if (b1 < 0x80) {
+      *v = (b0 & 0x7F) | (b1 << 7);
+      in->remove_prefix(2);
+      return true;
+    }
   }
   return GetVarint64Slow(in, v);
 }
