@@ -36,7 +36,8 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index);
 // ShardIndex::Parse does, with the same errors) and keeps a checkpoint per block of
 // kIndexBlockEntries entries. Lookups read the block they need from the file, check it
 // against the CRC taken at open (an index file replaced since gives a DataLoss naming it),
-// decode it and keep it in `cache`. NotFound when the file does not exist.
+// keep its bytes in `cache` (null: a cache of its own) and decode it up to the entry asked
+// for. NotFound when the file does not exist.
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
                                                         const std::string& index_path,
                                                         std::shared_ptr<IndexBlockCache> cache);

@@ -57,9 +57,9 @@ class ShardIndex {
   std::vector<IndexRecord> records_;
 };
 
-// Decoded blocks of the shard indexes that ShardReaders read lazily (docs/format.md, "How
-// the reader uses the index"): an LRU cache bounded in bytes, shared by the readers of one
-// pipeline. Threading: safe to share between readers used from many threads.
+// Blocks of the index files that ShardReaders read lazily, as stored in the files
+// (docs/format.md, "How the reader uses the index"): a cache of fixed size, shared by the
+// readers of one pipeline. Threading: safe to share between readers used from many threads.
 class IndexBlockCache;
 // Default capacity of an index block cache: 4 MiB.
 inline constexpr uint64_t kDefaultIndexCacheBytes = uint64_t{4} << 20;
@@ -71,15 +71,15 @@ struct ShardReaderOptions {
   bool verify_crc = true;                              // Default: true
   // Build the index in memory when "<shard>.idx" is missing (reads the whole shard once).
   // Such a reader holds the whole index (~48 bytes per record) for its life; a reader of an
-  // index file holds only a sparse directory of it (~0.2 bytes per record).
+  // index file holds only a sparse directory of it (~0.2-0.4 bytes per record).
   bool build_missing_index = true;                     // Default: true
-  // Where the reader keeps the index blocks it decodes. Readers of one pipeline share one.
+  // Where the reader keeps the index blocks it reads. Readers of one pipeline share one.
   // Default: null = a cache of kDefaultIndexCacheBytes for this reader alone.
   std::shared_ptr<IndexBlockCache> index_cache;
 };
 
 // Random access to the records of one indexed shard. The index stays on disk: the reader
-// keeps a directory of every 256th entry and reads the block of entries it needs through
+// keeps a directory of every 128th entry and reads the block of entries it needs through
 // an IndexBlockCache (docs/format.md). Tools that want the whole table use ShardIndex::Load.
 // Threading: Read() and Locate() are safe to call concurrently (each call uses the caller's
 // buffers).
