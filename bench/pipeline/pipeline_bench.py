@@ -13,11 +13,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-import numpy as np
-import torch
-from torch.utils.data import DataLoader, Dataset
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from peers import best_ns_per_element, collate, count, dataloader_ns_per_element  # noqa: E402
+import torch  # noqa: E402
 
 BATCH = 256
 RECORD_BYTES = 64
@@ -26,24 +25,6 @@ N_PY = 200_000  # Python peers are slower: fewer records, same per-element measu
 
 def identity(x):
     return x
-
-
-def collate(records):
-    """A batch of byte strings as (values, offsets), like sluice's string tensors."""
-    offsets = np.zeros(len(records) + 1, dtype=np.uint64)
-    np.cumsum([len(r) for r in records], out=offsets[1:])
-    return b"".join(records), offsets
-
-
-class Records(Dataset):
-    def __init__(self, records):
-        self.records = records
-
-    def __len__(self):
-        return len(self.records)
-
-    def __getitem__(self, i):
-        return identity(self.records[i])
 
 
 def generator(records):
@@ -57,21 +38,6 @@ def generator(records):
         yield collate(batch)
 
 
-def best_ns_per_element(run, n, reps=3):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        seen = run()
-        dt = time.perf_counter() - t0
-        assert seen == n, (seen, n)
-        best = min(best, dt / n)
-    return best * 1e9
-
-
-def count(batches):
-    return sum(len(offsets) - 1 for _, offsets in batches)
-
-
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     binary = os.environ.get("SLUICE_BENCH_BIN", os.path.join(root, "build", "bin", "pipeline_bench"))
@@ -79,17 +45,14 @@ def main():
                                     text=True).stdout)
 
     records = [bytes([97 + i % 26]) * RECORD_BYTES for i in range(N_PY)]
-    ds = Records(records)
     rows = [
         ("sluice, 1 thread", cpp["ns_per_element"]["1"]),
         ("sluice, 2 threads", cpp["ns_per_element"]["2"]),
     ]
     torch.set_num_threads(1)
-    rows.append(("DataLoader, num_workers=0", best_ns_per_element(
-        lambda: count(DataLoader(ds, batch_size=BATCH, collate_fn=collate)), N_PY)))
-    rows.append(("DataLoader, num_workers=2", best_ns_per_element(
-        lambda: count(DataLoader(ds, batch_size=BATCH, collate_fn=collate, num_workers=2,
-                                 prefetch_factor=2)), N_PY)))
+    for workers in (0, 2):
+        rows.append((f"DataLoader, num_workers={workers}",
+                     dataloader_ns_per_element(records, BATCH, workers)))
     rows.append(("Python generator", best_ns_per_element(lambda: count(generator(records)), N_PY)))
 
     base = rows[0][1]

@@ -11,37 +11,24 @@ Reproduce:
   cmake --build build --target _sluice pipeline_bench && \\
     PYTHONPATH=build/python /usr/bin/python3 bench/python/python_bench.py
 """
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("SLUICE_BUILD", ROOT / "build"))
 sys.path.insert(0, str(BUILD / "python"))
 import sluice  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from peers import best_ns_per_element, dataloader_ns_per_element  # noqa: E402
+
 RECORDS, RECORD_BYTES, SHARDS, BATCH = 2_000_000, 64, 16, 256  # as pipeline_bench.cc
 PEER_RECORDS = 200_000  # DataLoader is slower: fewer records, same per-element measure
 REPS = 3  # alternating C++ / Python rounds; each round takes the best of 5 passes
-
-
-def best_ns_per_element(run, n, reps=REPS):
-    """Best of `reps` runs of `run()` (which returns the elements it saw), in ns/element."""
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        seen = run()
-        elapsed = time.perf_counter() - t0
-        assert seen == n, (seen, n)
-        best = min(best, elapsed / n)
-    return best * 1e9
 
 
 def sluice_python(threads):
@@ -73,33 +60,9 @@ def cpp_pass(threads):
     return run
 
 
-class Records(Dataset):
-    def __init__(self, records):
-        self.records = records
-
-    def __len__(self):
-        return len(self.records)
-
-    def __getitem__(self, i):
-        return self.records[i]  # identity
-
-
-def collate(records):
-    """Byte strings as (values, offsets), the layout of sluice's string batches."""
-    offsets = np.zeros(len(records) + 1, dtype=np.uint64)
-    np.cumsum([len(r) for r in records], out=offsets[1:])
-    return np.frombuffer(b"".join(records), dtype=np.uint8), offsets
-
-
 def dataloader(workers):
-    ds = Records([b"x" * RECORD_BYTES] * PEER_RECORDS)
-    extra = {"prefetch_factor": 2} if workers else {}
-
-    def run():
-        loader = DataLoader(ds, batch_size=BATCH, collate_fn=collate, num_workers=workers,
-                            **extra)
-        return sum(len(offsets) - 1 for _, offsets in loader)
-    return best_ns_per_element(run, PEER_RECORDS)
+    records = [b"x" * RECORD_BYTES] * PEER_RECORDS
+    return dataloader_ns_per_element(records, BATCH, workers, reps=REPS)
 
 
 def main():

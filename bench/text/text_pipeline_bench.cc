@@ -114,7 +114,15 @@ void BenchWaste(const std::string& cache, int32_t eos_id) {
     pb.batch_size = kBatchRows;
     pb.padding.pad_to_multiple_of = multiple;
     TokenCounts c;
-    double s = Drain(cut.PaddedBatch(pb), 2, [&](const Element& e) { CountMask(e, 1, &c); });
+    uint64_t rows = 0;
+    double s = Drain(cut.PaddedBatch(pb), 2, [&](const Element& e) {
+      CountMask(e, 1, &c);
+      rows += static_cast<uint64_t>(e.tensors[1].shape()[0]);
+    });
+    if (multiple == 8) {  // naive: the same rows, each padded to the maximum length
+      Row(fmt::format("naive pad-to-max: every row padded to {}", kMaxLength),
+          TokenCounts{.real = c.real, .total = rows * kMaxLength}, s);
+    }
     Row(fmt::format("padded_batch({}, pad_to_multiple_of={})", kBatchRows, multiple), c, s);
   }
   std::vector<size_t> bounds = GeometricBoundaries(kMaxLength, 1.1);

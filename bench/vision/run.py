@@ -18,10 +18,14 @@ lomiri-wallpapers-20.04, made by scripts/make-sample-images), with 1 and 2 cores
                (single-threaded; multiplied by the cores as the ceiling)
 
 Prints a ratio table and the command, writes results.json and a PNG bar chart to --out.
-The pipeline row includes reading and decompressing shards, parsing, batching (one copy
-per image into the batch buffer) and the hand-off to Python.
+The pipeline row includes reading and decompressing shards, parsing, batching (images are
+decoded straight into the batch buffer) and the hand-off to Python.
 
     /usr/bin/python3 bench/vision/run.py [--images 5000] [--build build] [--out bench/out/vision]
+
+`--slots-ab` only runs the sluice pipeline with decode_image into_batch=True and False (images
+decoded straight into the batch buffer, or into arrays of their own that batch copies) and
+prints images/s and CPU microseconds per image for each.
 """
 
 import argparse
@@ -87,8 +91,9 @@ def make_shards(build, images_dir, shards_dir):
                    stdout=subprocess.DEVNULL)
 
 
-def run_sluice_pipeline(build, shards_dir, cores, epochs=2):
-    """images/s of the whole pipeline, from the first batch on (steady state)."""
+def run_sluice_pipeline(build, shards_dir, cores, epochs=2, into_batch=True, cpu=None):
+    """images/s of the whole pipeline, from the first batch on (steady state). With a `cpu`
+    list, appends the process's CPU microseconds per image."""
     sys.path.insert(0, str(build / "python"))
     import sluice
 
@@ -99,7 +104,8 @@ def run_sluice_pipeline(build, shards_dir, cores, epochs=2):
                         sluice.vision.RandomHorizontalFlip(),
                         sluice.vision.Normalize(mean=MEAN.tolist(), std=STD.tolist()),
                         layout="NCHW", dtype="float32", output="image",
-                        parallelism=cores)  # fixed: autotune's warm-up would skew short runs
+                        parallelism=cores,  # fixed: autotune's warm-up would skew short runs
+                        into_batch=into_batch)
           .repeat(epochs)
           .batch(256, drop_remainder=True)
           .prefetch(2)
@@ -107,12 +113,28 @@ def run_sluice_pipeline(build, shards_dir, cores, epochs=2):
     it = ds.iterator()
     batches = epochs * sum(ds.shard_records) // 256 - 1  # stop before the end: keep the report
     batch = next(it)  # steady state: start the clock once the pipeline is warm
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for _ in range(batches - 1):
         batch = next(it)
         assert batch["image"].shape == (256, 3, 224, 224)
     rate = (batches - 1) * 256 / (time.perf_counter() - start)
+    if cpu is not None:
+        cpu.append((time.process_time() - start_cpu) / ((batches - 1) * 256) * 1e6)
     return rate, it.report()
+
+
+def run_slots_ab(args, build, shards_dir, cores):
+    """decode_image into the batch buffer (into_batch=True) against into per-image arrays that
+    batch copies (False): images/s and the process's CPU time per image, same pipeline."""
+    print(f"{'cores':>5} {'into_batch':>10} {'images/s':>9} {'cpu us/image':>13}")
+    for r in range(args.rounds):
+        for c in cores:
+            for into_batch in (False, True):
+                cpu = []
+                rate, _ = run_sluice_pipeline(build, shards_dir, c, epochs=args.passes,
+                                              into_batch=into_batch, cpu=cpu)
+                print(f"{c:>5} {str(into_batch):>10} {rate:>9.0f} {cpu[0]:>13.0f}", flush=True)
+    print("command: /usr/bin/python3 " + " ".join([str(pathlib.Path(sys.argv[0]))] + sys.argv[1:]))
 
 
 def run_tjbench(files, sample):
@@ -237,6 +259,8 @@ def main():
                              " (0: skip)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure every contender this many times, keep the best (noisy hosts)")
+    parser.add_argument("--slots-ab", action="store_true",
+                        help="only compare decode_image into_batch=True/False (sluice pipeline)")
     args = parser.parse_args()
 
     out = pathlib.Path(args.out)
@@ -247,6 +271,8 @@ def main():
     build = pathlib.Path(args.build)
     shards_dir = out / "shards"
     make_shards(build, images_dir, shards_dir)
+    if args.slots_ab:
+        return run_slots_ab(args, build, shards_dir, cores)
     reports = {}
 
     load_before = os.getloadavg()[0]

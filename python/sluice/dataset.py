@@ -84,13 +84,16 @@ class Dataset:
 
     def decode_image(self, input: str, *ops: Any, layout: str = "NCHW", dtype: str = "float32",
                      output: str = "image", keep_input: bool = False, parallelism: int = -1,
-                     on_error: Optional[str] = None, dct_scaling: bool = True) -> "Dataset":
+                     on_error: Optional[str] = None, dct_scaling: bool = True,
+                     into_batch: bool = True) -> "Dataset":
         """Decodes the JPEG/PNG bytes of feature `input` and applies `ops` (sluice.vision:
         RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, Normalize) in C++, on the
         pipeline's threads without the GIL. Writes feature `output`: dtype "uint8", "float16"
         or "float32", layout "NCHW" (3 x H x W) or "NHWC"; it replaces `input` unless
         keep_input. The last size-changing op must fix the size (a crop, or Resize((h, w))).
-        Bad images follow on_error (default: the iterator's), naming shard and record."""
+        Bad images follow on_error (default: the iterator's), naming shard and record.
+        Under a batch each image is decoded straight into its slot of the batch buffer
+        (into_batch=False: into its own array, which batch then copies; same results)."""
         specs = []
         for op in ops:
             if not hasattr(op, "spec"):
@@ -98,7 +101,7 @@ class Dataset:
             specs.append(op.spec())
         return self._then("decode_image", input=input, ops=specs, layout=layout, dtype=dtype,
                           output=output, keep_input=keep_input, parallelism=parallelism,
-                          on_error=on_error, dct_scaling=dct_scaling)
+                          on_error=on_error, dct_scaling=dct_scaling, into_batch=into_batch)
 
     def filter(self, predicate: Callable, *, name: str = "",
                on_error: Optional[str] = None) -> "Dataset":

@@ -202,7 +202,8 @@ void RegisterDataset(py::module_& m) {
            arg("chunk_elements") = 32)
       .def("decode_image", &DecodeImage, arg("input"), arg("ops"), arg("layout") = "NCHW",
            arg("dtype") = "float32", arg("output") = "image", arg("keep_input") = false,
-           arg("parallelism") = -1, arg("on_error") = py::none(), arg("dct_scaling") = true)
+           arg("parallelism") = -1, arg("on_error") = py::none(), arg("dct_scaling") = true,
+           arg("into_batch") = true)
       .def("filter", &Filter, arg("predicate"), arg("name") = "", arg("on_error") = py::none())
       .def(
           "batch",

@@ -37,7 +37,7 @@ pipeline::Dataset DecodeImage(const pipeline::Dataset& d, const std::string& inp
                               const py::list& ops, const std::string& layout,
                               const std::string& dtype, const std::string& output, bool keep_input,
                               int parallelism, const std::optional<std::string>& on_error,
-                              bool dct_scaling) {
+                              bool dct_scaling, bool into_batch) {
   vision::DecodeImageOptions o;
   o.input = input;
   for (py::handle op : ops) o.ops.push_back(OpFromTuple(py::reinterpret_borrow<py::tuple>(op)));
@@ -48,6 +48,7 @@ pipeline::Dataset DecodeImage(const pipeline::Dataset& d, const std::string& inp
   o.parallelism = parallelism;
   if (on_error) o.on_error = ValueOrThrow(pipeline::ParseErrorPolicy(*on_error));
   o.transform.dct_scaling = dct_scaling;
+  o.into_batch = into_batch;
   pipeline::Dataset out = ValueOrThrow(vision::DecodeImage(d, std::move(o)));
   ThrowIfError(out.status());
   return out;

@@ -19,6 +19,6 @@ pipeline::Dataset DecodeImage(const pipeline::Dataset& d, const std::string& inp
                               const py::list& ops, const std::string& layout,
                               const std::string& dtype, const std::string& output, bool keep_input,
                               int parallelism, const std::optional<std::string>& on_error,
-                              bool dct_scaling);
+                              bool dct_scaling, bool into_batch);
 
 }  // namespace sluice::python

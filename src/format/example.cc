@@ -69,25 +69,17 @@ Status SequenceExampleView::Parse(ByteView serialized) {
     return FindOrInsert(&context_.features_, &context_.spare_, name);
   };
   auto list_target = [this](ByteView name) { return FindOrInsert(&feature_lists_, &spare_, name); };
-  bool ok = true;
-  while (ok && !r.AtLimit()) {
-    uint32_t field = 0;
-    wire::WireType type = wire::WireType::kVarint;
-    ByteView message;
-    if (!r.ReadTag(&field, &type)) {
-      ok = false;
-    } else if (field != internal::kSequenceContext && field != internal::kSequenceFeatureLists) {
-      ok = r.SkipField(field, type);
-    } else if (type != wire::WireType::kLengthDelimited) {
-      ok = r.FailAtKey("wrong wire type for SequenceExample field");
-    } else if (!r.ReadLengthDelimited(&message)) {
-      ok = false;
-    } else if (field == internal::kSequenceContext) {
-      ok = internal::DecodeMap(&r, message, context_target);
-    } else {
-      ok = internal::DecodeMap(&r, message, list_target);
+  bool ok = wire::ForEachField(&r, [&](uint32_t field, wire::WireType type) {
+    if (field != internal::kSequenceContext && field != internal::kSequenceFeatureLists) {
+      return r.SkipField(field, type);
     }
-  }
+    ByteView message;
+    if (!r.ReadLengthDelimited(type, "wrong wire type for SequenceExample field", &message)) {
+      return false;
+    }
+    return field == internal::kSequenceContext ? internal::DecodeMap(&r, message, context_target)
+                                               : internal::DecodeMap(&r, message, list_target);
+  });
   if (ok) return Status::OK();
   Reset();
   return r.status("tf.train.SequenceExample");

@@ -10,24 +10,13 @@ using wire::WireReader;
 using wire::WireType;
 
 bool DecodeBytesList(WireReader* r, ByteView list, FeatureView* out) {
-  auto scope = r->Enter(list);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    WireType type = WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kListValue) {
-      if (!r->SkipField(field, type)) return false;
-      continue;
-    }
-    if (type != WireType::kLengthDelimited) {
-      return r->FailAtKey("wrong wire type for BytesList.value");
-    }
+  return ForEachField(r, list, [&](uint32_t field, WireType type) {
+    if (field != kListValue) return r->SkipField(field, type);
     ByteView value;
-    if (!r->ReadLengthDelimited(&value)) return false;
+    if (!r->ReadLengthDelimited(type, "wrong wire type for BytesList.value", &value)) return false;
     out->bytes.push_back(value);  // a view into the record: no copy
-  }
-  r->Leave(scope);
-  return true;
+    return true;
+  });
 }
 
 // Appends the little-endian floats of a packed FloatList.value.
@@ -41,76 +30,57 @@ void AppendPackedFloats(ByteView packed, std::vector<float>* out) {
 }
 
 bool DecodeFloatList(WireReader* r, ByteView list, FeatureView* out) {
-  auto scope = r->Enter(list);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    WireType type = WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kListValue) {
-      if (!r->SkipField(field, type)) return false;
-    } else if (type == WireType::kLengthDelimited) {  // packed
+  return ForEachField(r, list, [&](uint32_t field, WireType type) {
+    if (field != kListValue) return r->SkipField(field, type);
+    if (type == WireType::kLengthDelimited) {  // packed
       ByteView packed;
       if (!r->ReadLengthDelimited(&packed)) return false;
       if (packed.size() % 4 != 0) {
         return r->FailAtKey("packed FloatList.value length is not a multiple of 4");
       }
       AppendPackedFloats(packed, &out->floats);
-    } else if (type == WireType::kFixed32) {  // unpacked
-      uint32_t bits = 0;
-      if (!r->ReadFixed32(&bits)) return false;
-      out->floats.push_back(std::bit_cast<float>(bits));
-    } else {
-      return r->FailAtKey("wrong wire type for FloatList.value");
+      return true;
     }
-  }
-  r->Leave(scope);
-  return true;
+    if (type != WireType::kFixed32) return r->FailAtKey("wrong wire type for FloatList.value");
+    uint32_t bits = 0;  // unpacked
+    if (!r->ReadFixed32(&bits)) return false;
+    out->floats.push_back(std::bit_cast<float>(bits));
+    return true;
+  });
 }
 
 bool DecodeInt64List(WireReader* r, ByteView list, FeatureView* out) {
-  auto scope = r->Enter(list);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    WireType type = WireType::kVarint;
+  // Values are two's complement, as protobuf's int64.
+  auto read_value = [&] {
     uint64_t v = 0;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kListValue) {
-      if (!r->SkipField(field, type)) return false;
-    } else if (type == WireType::kLengthDelimited) {  // packed
+    if (!r->ReadVarint(&v)) return false;
+    out->int64s.push_back(static_cast<int64_t>(v));
+    return true;
+  };
+  return ForEachField(r, list, [&](uint32_t field, WireType type) {
+    if (field != kListValue) return r->SkipField(field, type);
+    if (type == WireType::kLengthDelimited) {  // packed
       ByteView packed;
       if (!r->ReadLengthDelimited(&packed)) return false;
       auto inner = r->Enter(packed);  // a varint crossing the end is "truncated"
       while (!r->AtLimit()) {
-        if (!r->ReadVarint(&v)) return false;
-        out->int64s.push_back(static_cast<int64_t>(v));
+        if (!read_value()) return false;
       }
       r->Leave(inner);
-    } else if (type == WireType::kVarint) {  // unpacked
-      if (!r->ReadVarint(&v)) return false;
-      out->int64s.push_back(static_cast<int64_t>(v));  // two's complement, as protobuf
-    } else {
-      return r->FailAtKey("wrong wire type for Int64List.value");
+      return true;
     }
-  }
-  r->Leave(scope);
-  return true;
+    if (type != WireType::kVarint) return r->FailAtKey("wrong wire type for Int64List.value");
+    return read_value();  // unpacked
+  });
 }
 
 }  // namespace
 
 bool DecodeFeature(WireReader* r, ByteView payload, FeatureView* out) {
-  auto scope = r->Enter(payload);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    WireType type = WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field < kFeatureBytesList || field > kFeatureInt64List) {
-      if (!r->SkipField(field, type)) return false;
-      continue;
-    }
-    if (type != WireType::kLengthDelimited) return r->FailAtKey("wrong wire type for Feature.kind");
+  return ForEachField(r, payload, [&](uint32_t field, WireType type) {
+    if (field < kFeatureBytesList || field > kFeatureInt64List) return r->SkipField(field, type);
     ByteView list;
-    if (!r->ReadLengthDelimited(&list)) return false;
+    if (!r->ReadLengthDelimited(type, "wrong wire type for Feature.kind", &list)) return false;
     FeatureType kind = field == kFeatureBytesList   ? FeatureType::kBytes
                        : field == kFeatureFloatList ? FeatureType::kFloat
                                                     : FeatureType::kInt64;
@@ -118,60 +88,38 @@ bool DecodeFeature(WireReader* r, ByteView payload, FeatureView* out) {
       out->Clear();
       out->type = kind;
     }
-    bool ok = kind == FeatureType::kBytes   ? DecodeBytesList(r, list, out)
-              : kind == FeatureType::kFloat ? DecodeFloatList(r, list, out)
-                                            : DecodeInt64List(r, list, out);
-    if (!ok) return false;
-  }
-  r->Leave(scope);
-  return true;
+    return kind == FeatureType::kBytes   ? DecodeBytesList(r, list, out)
+           : kind == FeatureType::kFloat ? DecodeFloatList(r, list, out)
+                                         : DecodeInt64List(r, list, out);
+  });
 }
 
 bool DecodeFeatureList(WireReader* r, ByteView payload, std::vector<FeatureView>* out) {
-  auto scope = r->Enter(payload);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    WireType type = WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kFeatureListFeature) {
-      if (!r->SkipField(field, type)) return false;
-      continue;
-    }
-    if (type != WireType::kLengthDelimited) {
-      return r->FailAtKey("wrong wire type for FeatureList.feature");
-    }
+  return ForEachField(r, payload, [&](uint32_t field, WireType type) {
+    if (field != kFeatureListFeature) return r->SkipField(field, type);
     ByteView feature;
-    if (!r->ReadLengthDelimited(&feature)) return false;
+    if (!r->ReadLengthDelimited(type, "wrong wire type for FeatureList.feature", &feature)) {
+      return false;
+    }
     out->emplace_back();  // repeated message field: each occurrence is a new step
-    if (!DecodeFeature(r, feature, &out->back())) return false;
-  }
-  r->Leave(scope);
-  return true;
+    return DecodeFeature(r, feature, &out->back());
+  });
 }
 
 bool ReadMapEntry(WireReader* r, ByteView entry, MapEntry* out) {
   *out = MapEntry{};
   out->entry = entry;
-  auto scope = r->Enter(entry);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    WireType type = WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kMapKey && field != kMapValue) {
-      if (!r->SkipField(field, type)) return false;
-      continue;
-    }
-    if (type != WireType::kLengthDelimited) return r->FailAtKey("wrong wire type for map entry");
+  return ForEachField(r, entry, [&](uint32_t field, WireType type) {
+    if (field != kMapKey && field != kMapValue) return r->SkipField(field, type);
     ByteView payload;
-    if (!r->ReadLengthDelimited(&payload)) return false;
+    if (!r->ReadLengthDelimited(type, "wrong wire type for map entry", &payload)) return false;
     if (field == kMapKey) {
       out->key = payload;  // the last key wins
     } else if (out->values++ == 0) {
       out->first_value = payload;
     }
-  }
-  r->Leave(scope);
-  return true;
+    return true;
+  });
 }
 
 }  // namespace sluice::format::internal

@@ -55,20 +55,14 @@ bool ReadMapEntry(wire::WireReader* r, ByteView entry, MapEntry* out);
 template <typename Fn>
 bool ForEachMapValue(wire::WireReader* r, const MapEntry& e, Fn&& fn) {
   if (e.values <= 1) return e.values == 0 || fn(e.first_value);
-  auto scope = r->Enter(e.entry);  // rare: a value split over several fields
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    wire::WireType type = wire::WireType::kVarint;
-    ByteView payload;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field == kMapValue && type == wire::WireType::kLengthDelimited) {
-      if (!r->ReadLengthDelimited(&payload) || !fn(payload)) return false;
-    } else if (!r->SkipField(field, type)) {
-      return false;
+  // Rare: a value split over several fields.
+  return wire::ForEachField(r, e.entry, [&](uint32_t field, wire::WireType type) {
+    if (field != kMapValue || type != wire::WireType::kLengthDelimited) {
+      return r->SkipField(field, type);
     }
-  }
-  r->Leave(scope);
-  return true;
+    ByteView payload;
+    return r->ReadLengthDelimited(&payload) && fn(payload);
+  });
 }
 
 // Walks a map message (Features or FeatureLists): for each entry, `target(key)` returns
@@ -76,52 +70,31 @@ bool ForEachMapValue(wire::WireReader* r, const MapEntry& e, Fn&& fn) {
 // target is reset, then the entry's values are decoded into it.
 template <typename Target>
 bool DecodeMap(wire::WireReader* r, ByteView message, Target&& target) {
-  auto scope = r->Enter(message);
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    wire::WireType type = wire::WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kMapField) {
-      if (!r->SkipField(field, type)) return false;
-      continue;
-    }
-    if (type != wire::WireType::kLengthDelimited) {
-      return r->FailAtKey("wrong wire type for map field");
-    }
+  return wire::ForEachField(r, message, [&](uint32_t field, wire::WireType type) {
+    if (field != kMapField) return r->SkipField(field, type);
     ByteView entry_bytes;
     MapEntry entry;
-    if (!r->ReadLengthDelimited(&entry_bytes) || !ReadMapEntry(r, entry_bytes, &entry)) {
+    if (!r->ReadLengthDelimited(type, "wrong wire type for map field", &entry_bytes) ||
+        !ReadMapEntry(r, entry_bytes, &entry)) {
       return false;
     }
     auto* value = target(entry.key);
-    if (value == nullptr) continue;
+    if (value == nullptr) return true;
     ResetValue(value);
-    bool ok =
-        ForEachMapValue(r, entry, [&](ByteView payload) { return DecodeValue(r, payload, value); });
-    if (!ok) return false;
-  }
-  r->Leave(scope);
-  return true;
+    return ForEachMapValue(r, entry,
+                           [&](ByteView payload) { return DecodeValue(r, payload, value); });
+  });
 }
 
 // Walks a serialized Example, handing its Features message(s) to DecodeMap.
 template <typename Target>
 bool DecodeExample(wire::WireReader* r, Target&& target) {
-  while (!r->AtLimit()) {
-    uint32_t field = 0;
-    wire::WireType type = wire::WireType::kVarint;
-    if (!r->ReadTag(&field, &type)) return false;
-    if (field != kExampleFeatures) {
-      if (!r->SkipField(field, type)) return false;
-      continue;
-    }
+  return wire::ForEachField(r, [&](uint32_t field, wire::WireType type) {
+    if (field != kExampleFeatures) return r->SkipField(field, type);
     ByteView features;
-    if (type != wire::WireType::kLengthDelimited) {
-      return r->FailAtKey("wrong wire type for Example.features");
-    }
-    if (!r->ReadLengthDelimited(&features) || !DecodeMap(r, features, target)) return false;
-  }
-  return true;
+    return r->ReadLengthDelimited(type, "wrong wire type for Example.features", &features) &&
+           DecodeMap(r, features, target);
+  });
 }
 
 // Map node reuse: parsing into a std::map keeps its nodes (key strings and FeatureView

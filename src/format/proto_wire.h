@@ -88,6 +88,12 @@ class WireReader {
     pos_ += length;
     return true;
   }
+  // The same for a field whose key (of wire type `type`) was just read and must be
+  // length-delimited; `wrong_type` is the failure message when it is not.
+  bool ReadLengthDelimited(WireType type, const char* wrong_type, ByteView* payload) {
+    if (type != WireType::kLengthDelimited) return FailAtKey(wrong_type);
+    return ReadLengthDelimited(payload);
+  }
   // Skips the value of a field whose key was just read (groups included, nested up to
   // kMaxGroupDepth). `field` is needed to match a group's end key.
   bool SkipField(uint32_t field, WireType type);
@@ -133,6 +139,26 @@ class WireReader {
   const char* error_ = nullptr;   // static string; nullptr while healthy
   uint64_t error_offset_ = 0;
 };
+
+// Calls on_field(field, type) for each field key of the current range, in order; on_field
+// reads or skips the field's value and returns false on failure, which stops the walk.
+template <typename Fn>
+bool ForEachField(WireReader* r, Fn&& on_field) {
+  while (!r->AtLimit()) {
+    uint32_t field = 0;
+    WireType type = WireType::kVarint;
+    if (!r->ReadTag(&field, &type) || !on_field(field, type)) return false;
+  }
+  return true;
+}
+// The same over the nested message `message`, read in place (Enter / Leave).
+template <typename Fn>
+bool ForEachField(WireReader* r, ByteView message, Fn&& on_field) {
+  WireReader::Scope outer = r->Enter(message);
+  if (!ForEachField(r, on_field)) return false;
+  r->Leave(outer);
+  return true;
+}
 
 // Writing. Appends to *out; the encodings are the canonical (shortest) ones that protobuf
 // itself produces, so bytes match SerializeToString.

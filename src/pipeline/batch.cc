@@ -2,6 +2,7 @@
 // feature into one contiguous buffer. The batch carries its last element's mark, so a Save
 // after a batch resumes right after it.
 #include "nodes.h"
+#include "slot_planner.h"
 #include "stacking.h"
 
 namespace sluice::pipeline {
@@ -14,7 +15,8 @@ class BatchNode final : public DatasetNode {
       : DatasetNode(std::move(input), std::move(schema)),
         batch_size_(batch_size),
         drop_remainder_(drop_remainder),
-        plan_(std::move(plan)) {}
+        plan_(std::move(plan)),
+        slot_map_(plan_ ? nullptr : FindSlotMap(this->input(), &slot_feature_)) {}
   std::string_view kind() const override { return plan_ ? "padded_batch" : "batch"; }
   Result<std::unique_ptr<StageIterator>> MakeIterator(PipelineContext* ctx,
                                                       const IteratorArgs& args) const override;
@@ -27,13 +29,20 @@ class BatchNode final : public DatasetNode {
   size_t batch_size_;
   bool drop_remainder_;
   std::optional<PaddingPlan> plan_;  // set for padded_batch
+  size_t slot_feature_ = 0;
+  const DatasetNode* slot_map_;  // map into slot: the map writing slot_feature_, or null
 };
 
 class BatchIterator final : public StageIterator {
  public:
-  BatchIterator(PipelineContext* ctx, const BatchNode* node, std::unique_ptr<StageIterator> input)
-      : StageIterator(ctx, node, std::move(input)), batch_(node), timing_(counters_) {
+  BatchIterator(PipelineContext* ctx, const BatchNode* node, std::unique_ptr<StageIterator> input,
+                std::shared_ptr<SlotPlanner> slots)
+      : StageIterator(ctx, node, std::move(input)),
+        batch_(node),
+        timing_(counters_),
+        slots_(std::move(slots)) {
     stack_.pool = ctx->buffers();
+    stack_.slots = slots_.get();
     stack_.schema = &node->input()->schema();
     stack_.ctx = ctx;
     stack_.stage = node->name();
@@ -59,6 +68,9 @@ class BatchIterator final : public StageIterator {
     Status s = batch_->plan() ? StackPadded(stack_, *batch_->plan(), pending_, n, out)
                               : StackBatch(stack_, pending_, n, out);
     if (!s.ok()) return s;
+    if (slots_) {  // the elements' views would pin this batch's buffer until reused
+      for (size_t i = 0; i < n; ++i) pending_[i].tensors[slots_->feature()].Reset();
+    }
     timing_.End(1, timing_.sampled() ? out->bytes() : 0);
     return true;
   }
@@ -69,13 +81,21 @@ class BatchIterator final : public StageIterator {
   SyncTiming timing_;
   std::vector<Element> pending_;  // reused across batches
   bool done_ = false;
+  std::shared_ptr<SlotPlanner> slots_;  // map into slot, or null
 };
 
 Result<std::unique_ptr<StageIterator>> BatchNode::MakeIterator(PipelineContext* ctx,
                                                                const IteratorArgs& args) const {
+  std::shared_ptr<SlotPlanner> slots;
+  if (slot_map_ != nullptr) {
+    const FeatureInfo& f = schema()[slot_feature_];
+    slots = std::make_shared<SlotPlanner>(slot_feature_, batch_size_, f.dtype,
+                                          f.shape.WithoutFirst(), ctx->buffers());
+    ctx->SetSlotPlanner(slot_map_, slots);  // before the map iterators below are built
+  }
   SLUICE_ASSIGN_OR_RETURN(auto input, this->input()->MakeIterator(ctx, args));
   return std::unique_ptr<StageIterator>(
-      std::make_unique<BatchIterator>(ctx, this, std::move(input)));
+      std::make_unique<BatchIterator>(ctx, this, std::move(input), std::move(slots)));
 }
 
 int64_t BatchDim(size_t batch_size, bool drop_remainder) {

@@ -1,10 +1,56 @@
 #include "context.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include "stage.h"
 
 namespace sluice::pipeline {
+
+namespace {
+
+// The calling thread's schedstat file, opened once per thread (pool threads live as long as
+// their pipeline; reading costs one pread).
+class SchedStatFile {
+ public:
+  SchedStatFile() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+  ~SchedStatFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  SchedStatFile(const SchedStatFile&) = delete;
+  SchedStatFile& operator=(const SchedStatFile&) = delete;
+  ThreadClock Read() const {
+    ThreadClock c;
+    char buf[96];
+    ssize_t n = fd_ >= 0 ? pread(fd_, buf, sizeof(buf) - 1, 0) : -1;
+    if (n <= 0) return c;
+    buf[n] = 0;
+    unsigned long long run = 0, wait = 0;
+    if (std::sscanf(buf, "%llu %llu", &run, &wait) == 2) {
+      c.run_ns = run;
+      c.wait_ns = wait;
+    }
+    return c;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+ThreadClock ReadThreadClock() {
+  thread_local SchedStatFile file;
+  return file.Read();
+}
+
+uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b) {
+  uint64_t waited = b.wait_ns >= a.wait_ns ? b.wait_ns - a.wait_ns : 0;
+  return wall_ns - std::min(wall_ns, waited);
+}
 
 StageStats StageCounters::Snapshot() const {
   auto sec = [](const std::atomic<uint64_t>& ns) { return ns.load() * 1e-9; };
@@ -150,6 +196,17 @@ Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
   }
   return InvalidArgument("unknown on_error policy '" + std::string(name) +
                          "' (expected raise, skip or quarantine)");
+}
+
+void PipelineContext::SetSlotPlanner(const DatasetNode* map, std::shared_ptr<SlotPlanner> planner) {
+  std::lock_guard<std::mutex> l(planners_mu_);
+  planners_[map] = std::move(planner);
+}
+
+std::shared_ptr<SlotPlanner> PipelineContext::SlotPlannerFor(const DatasetNode* map) {
+  std::lock_guard<std::mutex> l(planners_mu_);
+  auto it = planners_.find(map);
+  return it == planners_.end() ? nullptr : it->second;
 }
 
 }  // namespace sluice::pipeline

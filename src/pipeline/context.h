@@ -22,12 +22,27 @@
 namespace sluice::pipeline {
 
 class DatasetNode;
+class SlotPlanner;
 
 inline uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
                                    .count());
 }
+
+// What the scheduler says about the calling thread so far (Linux /proc/thread-self/schedstat;
+// zeros where that is not available).
+struct ThreadClock {
+  uint64_t run_ns = 0;   // on a CPU
+  uint64_t wait_ns = 0;  // runnable but waiting for a CPU (preempted, or not yet scheduled)
+};
+ThreadClock ReadThreadClock();
+// The busy time of an interval of `wall_ns` in which the thread's clock went from `a` to `b`:
+// the wall time minus the time the thread waited for a CPU. Time blocked (sleeping, waiting
+// for I/O) is the stage's own latency and counts; time waiting for a CPU does not: on a
+// machine with more runnable threads than cores (the trainer, other processes) it inflates
+// every stage by how many threads it runs and how long its chunks are, not by its work.
+uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b);
 
 // Bytes held by pipeline buffers against the budget. Stages charge what they hold and
 // stop running ahead while the budget is exhausted (backpressure); they never fail for it.
@@ -67,6 +82,10 @@ struct StageCounters {
   std::atomic<uint64_t> helped_chunks{0};  // ... of which by the consumer's thread
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> quarantined{0};
+  // The value autotune last set for this stage's knob (0: never). Counters outlive repeat's
+  // per-epoch rebuilds of the stage, so the next epoch's runner starts where this one was
+  // tuned instead of ramping up from the start value again.
+  std::atomic<uint64_t> tuned{0};
 
   void Add(std::atomic<uint64_t>& c, uint64_t v) { c.fetch_add(v, std::memory_order_relaxed); }
   StageStats Snapshot() const;
@@ -166,6 +185,11 @@ class PipelineContext {
     delivered_epoch.store(m.epoch, std::memory_order_release);
   }
 
+  // Map into slot (slot_planner.h): the planner a batch iterator set up for the map node
+  // below it. The map iterators built after it (repeat rebuilds them) share it.
+  void SetSlotPlanner(const DatasetNode* map, std::shared_ptr<SlotPlanner> planner);
+  std::shared_ptr<SlotPlanner> SlotPlannerFor(const DatasetNode* map);
+
   // Autotune's knobs. Stages register in their constructor and unregister in the destructor.
   void AddTunable(Tunable* t);
   void RemoveTunable(Tunable* t);
@@ -190,6 +214,9 @@ class PipelineContext {
   std::vector<std::unique_ptr<StageCounters>> counters_;  // parallel to nodes_
   std::mutex slots_mu_;
   std::map<const DatasetNode*, size_t> slots_;  // guarded by slots_mu_
+
+  std::mutex planners_mu_;
+  std::map<const DatasetNode*, std::shared_ptr<SlotPlanner>> planners_;  // guarded by planners_mu_
 
   std::atomic<uint64_t> next_tag_{1};
   std::mutex tunables_mu_;

@@ -41,6 +41,10 @@ bool AsShuffleBufferNode(const DatasetNode* node, size_t* buffer_size, uint64_t*
 Result<NodePtr> MakeMapNode(NodePtr input, MapFn fn, const MapOptions& options,
                             std::string kind = "map");
 Result<NodePtr> MakeFilterNode(NodePtr input, FilterFn predicate, const FilterOptions& options);
+// Map into slot: the map below `node` (`node` itself, or under order-keeping, drop-only
+// stages: prefetch, repeat, take, skip, filter) that writes a feature into slots, with that
+// feature's index; null when there is none (or the map is unordered).
+const DatasetNode* FindSlotMap(const DatasetNode* node, size_t* feature);
 
 // parse_example.cc
 Result<NodePtr> MakeParseExampleNode(NodePtr input, std::vector<FeatureSpec> features,

@@ -27,7 +27,14 @@ ParallelRunner::ParallelRunner(PipelineContext* ctx, StageCounters* counters, Ch
   counters_->parallelism.store(static_cast<uint32_t>(std::max<size_t>(1, parallelism_)));
   counters_->capacity.store(window_ * options_.chunk_elements);
   gate_->runner = this;
-  if (options_.tunable) ctx_->AddTunable(this);
+  if (options_.tunable) {
+    // A stage rebuilt for the next epoch (repeat) keeps what autotune learnt in the last one.
+    if (uint64_t tuned = counters_->tuned.load()) {
+      std::lock_guard<std::mutex> l(mu_);
+      SetValueLocked(tuned);  // no scheduling yet: the stage owning this runner is not built
+    }
+    ctx_->AddTunable(this);
+  }
 }
 
 ParallelRunner::~ParallelRunner() {
@@ -112,6 +119,9 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
   uint64_t t0 = NowNs();
   work_->Pull(c, options_.chunk_elements);
   uint64_t t1 = NowNs();
+  constexpr uint64_t kClockedChunkNs = 200000;  // 0.2 ms
+  const bool clocked = avg_chunk_ns_.load(std::memory_order_relaxed) >= kClockedChunkNs;
+  ThreadClock clock1 = clocked ? ReadThreadClock() : ThreadClock();
   {
     std::lock_guard<std::mutex> l(mu_);
     if (c->end || !c->status.ok()) input_done_ = true;
@@ -119,12 +129,15 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
     MaybeScheduleLocked();  // the next pull can start while this chunk is worked on
   }
   if (c->size > 0) work_->Work(c);
+  ThreadClock clock2 = clocked ? ReadThreadClock() : ThreadClock();
   uint64_t t2 = NowNs();
+  uint64_t avg = avg_chunk_ns_.load(std::memory_order_relaxed);
+  avg_chunk_ns_.store(avg == 0 ? t2 - t1 : (avg * 7 + (t2 - t1)) / 8, std::memory_order_relaxed);
 
   uint64_t bytes = 0;
   for (size_t i = 0; i < c->size; ++i) bytes += c->elems[i].bytes();
   counters_->Add(counters_->input_wait_ns, t1 - t0);
-  counters_->Add(counters_->busy_ns, t2 - t1);
+  counters_->Add(counters_->busy_ns, BusyNs(t2 - t1, clock1, clock2));
   counters_->Add(counters_->elements, c->size);
   counters_->Add(counters_->chunks, 1);
   if (by_consumer) counters_->Add(counters_->helped_chunks, 1);
@@ -249,6 +262,11 @@ size_t ParallelRunner::value() const {
 
 void ParallelRunner::set_value(size_t v) {
   std::lock_guard<std::mutex> l(mu_);
+  SetValueLocked(v);
+  MaybeScheduleLocked();
+}
+
+void ParallelRunner::SetValueLocked(size_t v) {
   if (options_.kind == Kind::kPrefetchDepth) {
     window_ = std::clamp<size_t>(v, 1, options_.max_window);
   } else {
@@ -257,7 +275,7 @@ void ParallelRunner::set_value(size_t v) {
     counters_->parallelism.store(static_cast<uint32_t>(parallelism_));
   }
   counters_->capacity.store(window_ * options_.chunk_elements);
-  MaybeScheduleLocked();
+  counters_->tuned.store(options_.kind == Kind::kPrefetchDepth ? window_ : parallelism_);
 }
 
 uint64_t ParallelRunner::unit_bytes() const {

@@ -35,6 +35,8 @@ struct Chunk {
   bool end = false;      // the input ended after these elements
   uint64_t charged = 0;  // bytes charged to the memory budget
   std::string scratch;   // read buffer of the task working on this chunk
+  // Map into slot: per pulled element (pull order, before drops), its tentative slot or -1.
+  std::vector<int64_t> slots;
 
   void Reset(uint64_t s) {
     size = next = 0;
@@ -103,6 +105,8 @@ class ParallelRunner final : public Tunable {
   uint64_t unit_bytes() const override;
 
  private:
+  // Autotune's new value (clamped to the bounds), remembered in counters_->tuned.
+  void SetValueLocked(size_t v);
   bool RoomLocked() const;
   void MaybeScheduleLocked();
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
@@ -145,6 +149,9 @@ class ParallelRunner final : public Tunable {
   size_t running_ = 0;            // tasks running
   uint64_t throttled_since_ = 0;  // when it last stopped running ahead for lack of room
   uint64_t avg_chunk_bytes_ = 0;
+  // Moving average of a chunk's wall time. Chunks much shorter than a scheduler time slice
+  // are rarely preempted, so they skip the thread clock (two syscalls) in the busy time.
+  std::atomic<uint64_t> avg_chunk_ns_{0};
   std::deque<Chunk*> slots_;  // ordered: slots_[i] is chunk consumed_ + i (null: in flight)
   std::deque<Chunk*> ready_;  // unordered: completed chunks
   std::vector<Chunk*> free_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "slot_planner.h"
+
 namespace sluice::pipeline {
 namespace {
 
@@ -274,6 +276,10 @@ Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, siz
   SLUICE_RETURN_IF_ERROR(CheckArity(sc, elems, n));
   out->tensors.resize(sc.schema->size());
   for (size_t f = 0; f < sc.schema->size(); ++f) {
+    if (sc.slots != nullptr && f == sc.slots->feature() &&
+        sc.slots->Adopt(elems, n, &out->tensors[f])) {
+      continue;
+    }
     SLUICE_RETURN_IF_ERROR(StackFeature(sc, elems, n, f, &out->tensors[f]));
   }
   out->id = elems[n - 1].id;

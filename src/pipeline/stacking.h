@@ -28,8 +28,12 @@ Schema BatchSchema(const Schema& input, int64_t batch_dim);
 
 // Stacks elems[0, n) into `out` (its tensors reused when possible); id and mark are the
 // last element's. Errors (InvalidArgument) name the feature and the records that disagree.
+class SlotPlanner;
 struct StackContext {
   BufferPool* pool = nullptr;
+  // Map into slot: the feature it covers is taken in place when its elements sit in their
+  // slots (SlotPlanner::Adopt), else copied. Must see every batch, in order. Default: none.
+  SlotPlanner* slots = nullptr;
   const Schema* schema = nullptr;        // input schema (feature names in errors)
   const PipelineContext* ctx = nullptr;  // names records in errors
   std::string stage;                     // "batch", "bucket_by_length"

@@ -206,8 +206,18 @@ void Tensor::ResizeDense(DType dtype, const Shape& shape, BufferPool* pool) {
   dtype_ = dtype;
   shape_ = shape;
   values_offset_ = 0;
+  view_offset_ = 0;
   nbytes_ = static_cast<size_t>(std::max<int64_t>(shape.num_elements(), 0)) * DTypeSize(dtype);
   Reserve(nbytes_, pool);
+}
+
+void Tensor::ViewDense(DType dtype, const Shape& shape, BufferRef buffer, size_t offset) {
+  dtype_ = dtype;
+  shape_ = shape;
+  values_offset_ = 0;
+  view_offset_ = offset;
+  nbytes_ = static_cast<size_t>(std::max<int64_t>(shape.num_elements(), 0)) * DTypeSize(dtype);
+  buf_ = std::move(buffer);
 }
 
 void Tensor::ResizeStrings(const Shape& shape, size_t value_bytes, BufferPool* pool) {
@@ -215,6 +225,7 @@ void Tensor::ResizeStrings(const Shape& shape, size_t value_bytes, BufferPool* p
   shape_ = shape;
   size_t n = static_cast<size_t>(std::max<int64_t>(shape.num_elements(), 0));
   values_offset_ = (n + 1) * sizeof(uint64_t);
+  view_offset_ = 0;
   nbytes_ = value_bytes;
   Reserve(values_offset_ + value_bytes, pool);
 }
@@ -231,6 +242,7 @@ void Tensor::Reset() {
   buf_.reset();
   nbytes_ = 0;
   values_offset_ = 0;
+  view_offset_ = 0;
   shape_ = Shape();
 }
 

@@ -96,6 +96,37 @@ def test_thread_count_does_not_change_the_crops():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("dtype,layout", [("float32", "NCHW"), ("float16", "NHWC"),
+                                          ("uint8", "NHWC")])
+@pytest.mark.parametrize("bad", [(), (3, 9)])
+def test_decoding_into_the_batch_equals_decoding_then_copying(dtype, layout, bad):
+    ops = (vision.RandomResizedCrop((24, 20)), vision.RandomHorizontalFlip())
+    if dtype != "uint8":
+        ops += (vision.Normalize(mean=MEAN, std=STD),)
+
+    def run(into_batch, drop_remainder):
+        ds = (sluice.from_records(records(23, bad)).shuffle(seed=3)
+              .parse_example({"image/encoded": "bytes", "label": "int64"})
+              .decode_image("image/encoded", *ops, dtype=dtype, layout=layout,
+                            on_error="skip", into_batch=into_batch)
+              .repeat(2)
+              .batch(5, drop_remainder=drop_remainder)
+              .with_options(threads=2))
+        return [(b["image"].copy(), b["label"].copy()) for b in ds]
+
+    for drop_remainder in (False, True):
+        fused, copied = run(True, drop_remainder), run(False, drop_remainder)
+        good = 2 * (23 - len(bad))
+        assert sum(len(labels) for _, labels in fused) == (good // 5 * 5 if drop_remainder
+                                                           else good)
+        shape = (5, 3, 24, 20) if layout == "NCHW" else (5, 24, 20, 3)
+        assert fused[0][0].shape == shape and fused[0][0].dtype == np.dtype(dtype)
+        assert len(fused) == len(copied)
+        for (a, la), (b, lb) in zip(fused, copied):
+            np.testing.assert_array_equal(la, lb)
+            np.testing.assert_array_equal(a, b)
+
+
 def test_truncated_jpeg_raises_naming_the_record():
     with pytest.raises(sluice.DataLossError, match=r"decode_image.*record 5"):
         for _ in dataset(12, (5,), batch=1):

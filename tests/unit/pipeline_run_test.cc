@@ -223,5 +223,19 @@ TEST(PipelineAutotune, RaisesParallelismOfASaturatedMap) {
   EXPECT_GT(st.autotune_steps, 0u);
 }
 
+// repeat rebuilds the stages below it every epoch; the rebuilt map must start with the
+// parallelism autotune reached, not ramp up from one task again.
+TEST(PipelineAutotune, NextEpochKeepsTheTunedParallelism) {
+  MapOptions mo = IdMap(kAutotune);
+  mo.name = "slow";
+  auto it = MakeIt(Ids({400}).Map(Slow, mo).Repeat(2).Batch(4), 4, /*autotune=*/true);
+  EXPECT_EQ(Drain(it.get(), 100).size(), 400u);  // all of epoch 0
+  uint32_t tuned = it->stats().stages[1].parallelism;
+  ASSERT_GE(tuned, 2u) << it->stats().Report();
+  Element e;
+  ASSERT_TRUE(*it->Next(&e));  // the first batch of epoch 1, from the rebuilt map
+  EXPECT_GE(it->stats().stages[1].parallelism, tuned) << it->stats().Report();
+}
+
 }  // namespace
 }  // namespace sluice::pipeline

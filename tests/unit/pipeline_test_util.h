@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,13 +59,14 @@ inline std::vector<int64_t> IdsOf(const Element& e) {
   return out;
 }
 
-// Next() up to `max_elements` times (all when 0); ids of everything returned, in order.
-// Fails the test on an error.
-inline std::vector<int64_t> Drain(Iterator* it, size_t max_elements = 0,
+// Next() up to `max_elements` times (default: to the end); ids of everything returned, in
+// order. Fails the test on an error. (0 means none: a "0 = all" default once made a state
+// saved "before the first Next" look like one that restores into an empty stream.)
+inline std::vector<int64_t> Drain(Iterator* it, size_t max_elements = SIZE_MAX,
                                   std::vector<size_t>* sizes = nullptr) {
   std::vector<int64_t> ids;
   Element e;
-  for (size_t n = 0; max_elements == 0 || n < max_elements; ++n) {
+  for (size_t n = 0; n < max_elements; ++n) {
     Result<bool> more = it->Next(&e);
     EXPECT_TRUE(more.ok()) << more.status().ToString();
     if (!more.ok() || !*more) break;

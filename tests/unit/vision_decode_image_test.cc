@@ -70,12 +70,13 @@ class DecodeImageStage : public ::testing::Test {
     return d->Batch(batch);
   }
 
-  // Every batch's image bytes, concatenated, plus the labels in order.
+  // The image bytes of up to `max_batches` batches (default: to the end; 0 means none),
+  // concatenated, plus the labels in order.
   static std::string DrainImages(Iterator* it, std::vector<int64_t>* labels = nullptr,
-                                 size_t max_batches = 0) {
+                                 size_t max_batches = SIZE_MAX) {
     std::string bytes;
     Element e;
-    for (size_t n = 0; max_batches == 0 || n < max_batches; ++n) {
+    for (size_t n = 0; n < max_batches; ++n) {
       Result<bool> more = it->Next(&e);
       EXPECT_TRUE(more.ok()) << more.status().ToString();
       if (!more.ok() || !*more) break;
@@ -162,7 +163,9 @@ TEST_F(DecodeImageStage, RestoreGivesIdenticalCrops) {
   std::vector<int64_t> all_labels;
   std::string all = DrainImages(MakeIt(ds, 2).get(), &all_labels);
   const size_t batch_bytes = 4 * 3 * 16 * 16 * sizeof(float);
-  for (size_t cut : {size_t{1}, size_t{3}, size_t{kImages / 4}}) {
+  // Cut 0: a state saved before the first Next restores the whole stream (a reported "empty
+  // stream" there was this helper treating max_batches = 0 as "all": it saved at the end).
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{3}, size_t{kImages / 4}}) {
     auto first = MakeIt(ds, 2);
     DrainImages(first.get(), nullptr, cut);
     Result<std::string> state = first->Save();
@@ -213,6 +216,38 @@ TEST_F(DecodeImageStage, TruncatedJpegIsSkippedUnderSkipPolicy) {
   EXPECT_EQ(labels.size(), size_t{kImages - 1});
   EXPECT_EQ(std::count(labels.begin(), labels.end(), kTruncated), 0);
   EXPECT_EQ(bytes.size(), labels.size() * 3 * 16 * 16 * sizeof(float));
+}
+
+// decode_image under a batch writes into the batch buffer (map into slot); into_batch = false
+// decodes into tensors of their own that batch copies. Both must give the same bytes, with
+// and without a skipped image.
+TEST_F(DecodeImageStage, DecodingIntoTheBatchEqualsDecodingThenCopying) {
+  for (bool bad : {false, true}) {
+    fs_ = io::NewMemoryFileSystem();
+    WriteShard(bad);
+    for (OutputSpec spec :
+         {OutputSpec{DType::kFloat32, Layout::kNCHW}, OutputSpec{DType::kUInt8, Layout::kNHWC}}) {
+      DecodeImageOptions o = Augment(spec);
+      if (spec.dtype == DType::kUInt8) o.ops.pop_back();  // no Normalize into uint8
+      o.on_error = ErrorPolicy::kSkip;
+      Result<Dataset> decoded = DecodeImage(Parsed(), o);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+      o.into_batch = false;
+      Result<Dataset> unfused = DecodeImage(Parsed(), o);
+      ASSERT_TRUE(unfused.ok()) << unfused.status().ToString();
+      for (bool drop_remainder : {false, true}) {
+        std::vector<int64_t> fused_labels, copied_labels;
+        auto fused = MakeIt(decoded->Batch(5, drop_remainder), 2);
+        auto copied = MakeIt(unfused->Batch(5, drop_remainder), 2);
+        std::string a = DrainImages(fused.get(), &fused_labels);
+        std::string b = DrainImages(copied.get(), &copied_labels);
+        EXPECT_EQ(fused_labels, copied_labels);
+        size_t good = bad ? kImages - 1 : kImages;
+        EXPECT_EQ(fused_labels.size(), drop_remainder ? good / 5 * 5 : good);
+        EXPECT_TRUE(a == b) << "decoding into the batch changed the images";
+      }
+    }
+  }
 }
 
 TEST_F(DecodeImageStage, BadOptionsFailAtBuildTime) {

@@ -18,13 +18,14 @@ namespace sluice::pipeline {
 class MapContext {
  public:
   MapContext(const RecordId* record, uint64_t seed, BufferPool* pool, const Schema* input,
-             const Schema* output, const std::atomic<bool>* stopping)
+             const Schema* output, const std::atomic<bool>* stopping, Tensor* slot = nullptr)
       : record_(record),
         seed_(seed),
         pool_(pool),
         input_(input),
         output_(output),
-        stopping_(stopping) {}
+        stopping_(stopping),
+        slot_(slot) {}
 
   const RecordId& record() const { return *record_; }
   // Random numbers for this sample (base/random.h): a pure function of (seed, epoch, global
@@ -37,6 +38,16 @@ class MapContext {
   const Schema& output_schema() const { return *output_; }
   // Long-running functions may poll this and return early: the iterator is being destroyed.
   bool cancelled() const { return stopping_ && stopping_->load(std::memory_order_relaxed); }
+  // For a map with MapOptions::slot_feature: when the pipeline placed this element's value of
+  // that feature in a batch buffer, moves that place (a dense tensor of the feature's dtype and
+  // shape, viewing the batch buffer) into *t and returns true; the function then writes the
+  // values into it. false: no slot, the function sizes *t itself (Tensor::ResizeDense).
+  bool TakeSlot(Tensor* t) const {
+    if (slot_ == nullptr || !slot_->buffer()) return false;
+    *t = std::move(*slot_);
+    slot_->Reset();
+    return true;
+  }
 
  private:
   const RecordId* record_;
@@ -45,6 +56,7 @@ class MapContext {
   const Schema* input_;
   const Schema* output_;
   const std::atomic<bool>* stopping_;
+  Tensor* slot_;
 };
 
 // Transforms an element in place (tensors may be resized, added or removed to match the
@@ -64,6 +76,11 @@ struct MapOptions {
   std::optional<Schema> output_schema;  // Default: the input schema
   std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
   size_t chunk_elements = 32;           // Default: 32 elements per task
+  // Map into slot (docs/pipeline.md): the output feature (dense, fixed shape in output_schema)
+  // that the function writes through MapContext::TakeSlot. A batch above the map (directly,
+  // or across prefetch / repeat / take / skip / filter) then has it written straight into
+  // the batch buffer instead of copying it there. Default: "" (none).
+  std::string slot_feature;
 };
 
 struct FilterOptions {

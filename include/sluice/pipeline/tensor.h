@@ -178,20 +178,27 @@ class Tensor {
   void ResizeStrings(const Shape& shape, size_t value_bytes, BufferPool* pool);
   // A scalar string tensor holding `value`.
   void SetScalarString(ByteView value, BufferPool* pool);
+  // A dense tensor over bytes [offset, offset + nbytes) of a shared buffer: a slot of a batch
+  // buffer that a map writes in place (docs/pipeline.md, "Map into slot"). `offset` must keep
+  // the dtype's alignment. Writes through the view write the shared buffer; a later Resize*
+  // leaves the view (the buffer is reused only if this tensor holds its only reference).
+  void ViewDense(DType dtype, const Shape& shape, BufferRef buffer, size_t offset);
   // Drops the reference to the buffer (e.g. to stop sharing it).
   void Reset();
 
   // Dense access.
   template <typename T>
   T* data() {
-    return reinterpret_cast<T*>(buf_.data());
+    return reinterpret_cast<T*>(raw_data());
   }
   template <typename T>
   const T* data() const {
-    return reinterpret_cast<const T*>(buf_.data());
+    return reinterpret_cast<const T*>(raw_data());
   }
-  char* raw_data() { return buf_.data(); }
-  const char* raw_data() const { return buf_.data(); }
+  char* raw_data() { return view_offset_ ? buf_.data() + view_offset_ : buf_.data(); }
+  const char* raw_data() const { return view_offset_ ? buf_.data() + view_offset_ : buf_.data(); }
+  // Where a dense view's values start inside buffer() (0 unless made by ViewDense).
+  size_t view_offset() const { return view_offset_; }
   // Dense: bytes of the values. String: bytes of the concatenated values.
   size_t nbytes() const { return nbytes_; }
   // Bytes of the buffer in use (offsets included), what memory accounting counts.
@@ -220,6 +227,7 @@ class Tensor {
   BufferRef buf_;
   size_t nbytes_ = 0;
   size_t values_offset_ = 0;
+  size_t view_offset_ = 0;  // dense views only
 };
 
 }  // namespace sluice::pipeline

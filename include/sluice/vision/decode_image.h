@@ -43,7 +43,11 @@ struct DecodeImageOptions {
   TransformOptions transform;  // Default: TransformOptions's defaults (caps, DCT scaling on)
   // Concurrent decode tasks. Default: kAutotune (the autotuner grows it to the pool's size).
   int parallelism = pipeline::kAutotune;
-  size_t chunk_elements = 8;                      // Default: 8 images per task
+  size_t chunk_elements = 8;  // Default: 8 images per task
+  // Under a batch, decode each image straight into its slot of the batch buffer (map into
+  // slot, docs/pipeline.md) instead of into a tensor of its own that batch then copies.
+  // Same results either way. Default: true.
+  bool into_batch = true;
   std::optional<pipeline::ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
 };
 

@@ -1,0 +1,52 @@
+"""Shared pieces of the Python-side benchmarks: the timing rule and the PyTorch DataLoader
+peer that bench/pipeline/pipeline_bench.py and bench/python/python_bench.py both run."""
+import time
+
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+
+
+def best_ns_per_element(run, n, reps=3):
+    """Best of `reps` runs of `run()` (which returns the elements it saw), in ns/element."""
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        seen = run()
+        elapsed = time.perf_counter() - t0
+        assert seen == n, (seen, n)
+        best = min(best, elapsed / n)
+    return best * 1e9
+
+
+def collate(records):
+    """Byte strings as (values, offsets), the layout of sluice's string batches."""
+    offsets = np.zeros(len(records) + 1, dtype=np.uint64)
+    np.cumsum([len(r) for r in records], out=offsets[1:])
+    return np.frombuffer(b"".join(records), dtype=np.uint8), offsets
+
+
+def count(batches):
+    """Elements in an iterable of (values, offsets) batches."""
+    return sum(len(offsets) - 1 for _, offsets in batches)
+
+
+class Records(Dataset):
+    """A map-style dataset over records held in memory; per-sample work is the identity."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def __len__(self):
+        return len(self.records)
+
+    def __getitem__(self, i):
+        return self.records[i]
+
+
+def dataloader_ns_per_element(records, batch, workers, reps=3):
+    """torch DataLoader over `records` with `workers` worker processes, in ns/element."""
+    ds = Records(records)
+    extra = {"prefetch_factor": 2} if workers else {}
+    return best_ns_per_element(
+        lambda: count(DataLoader(ds, batch_size=batch, collate_fn=collate, num_workers=workers,
+                                 **extra)), len(records), reps)
