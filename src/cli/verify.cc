@@ -79,10 +79,12 @@ ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, FaultLog* fa
 
 // Where an index entry points in the shard file: the record itself for uncompressed
 // shards, the start of its frame otherwise.
-uint64_t EntryOffset(const format::ShardIndex& index, uint64_t i) {
-  const auto& entry = index.records()[i];
-  uint64_t frame = index.frames()[entry.frame].file_offset;
-  return index.codec() == format::Codec::kNone ? frame + entry.offset_in_frame : frame;
+std::optional<uint64_t> EntryOffset(const format::ShardReader& reader, uint64_t i) {
+  format::IndexRecord entry;
+  format::IndexFrame frame;
+  if (!reader.Locate(i, &entry, &frame).ok()) return std::nullopt;
+  return reader.codec() == format::Codec::kNone ? frame.file_offset + entry.offset_in_frame
+                                                : frame.file_offset;
 }
 
 // Reads every record through the index and compares it with the sequential pass.
@@ -96,7 +98,7 @@ void CheckIndex(io::FileSystem* fs, const std::string& shard, const ShardScan& s
     faults->Add(index_path, std::nullopt, reader.status().message());
     return;
   }
-  const format::ShardIndex& index = (*reader)->index();
+  const format::ShardReader& index = **reader;
   if (index.num_records() != scan.record_crcs.size()) {
     faults->Add(index_path, std::nullopt,
                 fmt::format("lists {} records but the shard holds {}", index.num_records(),
@@ -104,7 +106,7 @@ void CheckIndex(io::FileSystem* fs, const std::string& shard, const ShardScan& s
   }
   std::string payload;
   for (uint64_t i = 0; i < index.num_records(); ++i) {
-    Status s = (*reader)->Read(i, &payload);
+    Status s = index.Read(i, &payload);
     if (!s.ok()) {
       faults->Add(shard, EntryOffset(index, i), fmt::format("index entry {}: {}", i, s.message()));
     } else if (i < scan.record_crcs.size() && crc32c::Value(payload) != scan.record_crcs[i]) {

@@ -4,106 +4,11 @@
 #include <algorithm>
 
 #include "format/framing.h"
+#include "format/index_table.h"
 #include "format/record_stream.h"
 #include "sluice/base/crc32c.h"
 
 namespace sluice::format {
-namespace {
-
-constexpr std::string_view kIndexMagic = "SLUICEIX";
-constexpr uint32_t kIndexVersion = 1;
-constexpr size_t kFixedHeaderBytes = 32;  // magic, version, codec, num_frames, num_records
-constexpr size_t kMinEntryBytes = 3;      // every frame and record entry is three varints
-
-void PutVarint64(std::string* dst, uint64_t v) {
-  while (v >= 0x80) {
-    dst->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  dst->push_back(static_cast<char>(v));
-}
-
-bool GetVarint64(ByteView* in, uint64_t* v) {
-  uint64_t result = 0;
-  for (unsigned shift = 0; shift < 64 && !in->empty(); shift += 7) {
-    uint64_t byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    if (shift == 63 && byte > 1) return false;  // would overflow 64 bits
-    result |= (byte & 0x7F) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool AddOverflows(uint64_t a, uint64_t b, uint64_t* sum) {
-  return __builtin_add_overflow(a, b, sum);
-}
-
-// Parses the frame and record tables (everything between the fixed header and the CRC).
-class TableParser {
- public:
-  TableParser(ByteView body, const std::string& source) : in_(body), source_(source) {}
-
-  Status Frames(uint64_t count, std::vector<IndexFrame>* frames) {
-    uint64_t end = 0;  // where the previous frame ends in the shard
-    frames->reserve(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      uint64_t gap, file_bytes, uncompressed;
-      if (!Varints(&gap, &file_bytes, &uncompressed)) return Bad("frame table", i);
-      IndexFrame f{0, file_bytes, uncompressed};
-      if (AddOverflows(end, gap, &f.file_offset) || AddOverflows(f.file_offset, file_bytes, &end)) {
-        return Bad("frame table (offset overflow)", i);
-      }
-      frames->push_back(f);
-    }
-    return Status::OK();
-  }
-
-  Status Records(uint64_t count, const std::vector<IndexFrame>& frames,
-                 std::vector<IndexRecord>* records) {
-    uint64_t frame = 0;
-    uint64_t end_in_frame = 0;  // where the previous record of this frame ends
-    records->reserve(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      uint64_t delta, gap, length;
-      if (!Varints(&delta, &gap, &length)) return Bad("record table", i);
-      if (delta > 0) end_in_frame = 0;
-      if (AddOverflows(frame, delta, &frame) || frame >= frames.size() || frame > UINT32_MAX) {
-        return Bad("record table (frame out of range)", i);
-      }
-      IndexRecord r{static_cast<uint32_t>(frame), 0, length};
-      uint64_t framed;
-      if (AddOverflows(end_in_frame, gap, &r.offset_in_frame) ||
-          AddOverflows(length, kRecordOverheadBytes, &framed) ||
-          AddOverflows(r.offset_in_frame, framed, &end_in_frame) ||
-          end_in_frame > frames[frame].uncompressed_bytes) {
-        return Bad("record table (record outside its frame)", i);
-      }
-      records->push_back(r);
-    }
-    if (!in_.empty()) {
-      return DataLoss(source_ + ": corrupt index: " + std::to_string(in_.size()) +
-                      " unexpected bytes after the record table");
-    }
-    return Status::OK();
-  }
-
- private:
-  bool Varints(uint64_t* a, uint64_t* b, uint64_t* c) {
-    return GetVarint64(&in_, a) && GetVarint64(&in_, b) && GetVarint64(&in_, c);
-  }
-  Status Bad(const char* what, uint64_t i) const {
-    return DataLoss(source_ + ": corrupt index: bad entry " + std::to_string(i) + " in " + what);
-  }
-
-  ByteView in_;
-  const std::string& source_;
-};
-
-}  // namespace
 
 std::string ShardIndex::Serialize() const {
   std::string out(kIndexMagic);
@@ -133,38 +38,31 @@ std::string ShardIndex::Serialize() const {
 }
 
 Result<ShardIndex> ShardIndex::Parse(ByteView data, const std::string& source) {
-  auto bad = [&](const std::string& why) { return DataLoss(source + ": corrupt index: " + why); };
-  if (data.size() < kFixedHeaderBytes + 4)
-    return bad("too short (" + std::to_string(data.size()) + " bytes)");
-  if (data.substr(0, kIndexMagic.size()) != kIndexMagic)
-    return bad("bad magic (not a sluice index)");
-  ByteView body = data.substr(0, data.size() - 4);
+  SLUICE_RETURN_IF_ERROR(CheckIndexFraming(data, data.size(), source));
+  ByteView body = data.substr(0, data.size() - kIndexCrcBytes);
   if (crc32c::Unmask(DecodeFixed32(data.data() + body.size())) != crc32c::Value(body)) {
-    return bad("CRC mismatch");
+    return DataLoss(source + ": corrupt index: CRC mismatch");
   }
-  uint32_t version = DecodeFixed32(data.data() + 8);
-  if (version != kIndexVersion) {
-    return bad("unsupported version " + std::to_string(version) + " (this reader knows " +
-               std::to_string(kIndexVersion) + ")");
+  SLUICE_ASSIGN_OR_RETURN(IndexHeader header, ParseIndexHeader(data, data.size(), source));
+  body.remove_prefix(kIndexHeaderBytes);
+  std::vector<IndexFrame> frames(header.num_frames);
+  std::vector<IndexRecord> records(header.num_records);
+  FrameCursor frame_cursor;
+  for (uint64_t i = 0; i < frames.size(); ++i) {
+    EntryFault fault = DecodeFrameEntry(&body, &frame_cursor, &frames[i]);
+    if (fault) return BadEntry(source, i, fault);
   }
-  uint32_t codec = DecodeFixed32(data.data() + 12);
-  if (codec > static_cast<uint32_t>(Codec::kZstd))
-    return bad("unknown codec " + std::to_string(codec));
-  uint64_t num_frames = DecodeFixed64(data.data() + 16);
-  uint64_t num_records = DecodeFixed64(data.data() + 24);
-  body.remove_prefix(kFixedHeaderBytes);
-  // Bound the counts by the bytes present before allocating anything.
-  if (num_frames > body.size() / kMinEntryBytes ||
-      num_records > body.size() / kMinEntryBytes - num_frames) {
-    return bad("counts (" + std::to_string(num_frames) + " frames, " + std::to_string(num_records) +
-               " records) exceed the index size");
+  RecordCursor cursor;
+  for (uint64_t i = 0; i < records.size(); ++i) {
+    EntryFault fault = DecodeRecordEntry(&body, frames.size(), &cursor, &records[i]);
+    if (!fault) fault = RecordFitsFrame(cursor, frames[cursor.frame]);
+    if (fault) return BadEntry(source, i, fault);
   }
-  std::vector<IndexFrame> frames;
-  std::vector<IndexRecord> records;
-  TableParser tables(body, source);
-  SLUICE_RETURN_IF_ERROR(tables.Frames(num_frames, &frames));
-  SLUICE_RETURN_IF_ERROR(tables.Records(num_records, frames, &records));
-  return ShardIndex(static_cast<Codec>(codec), std::move(frames), std::move(records));
+  if (!body.empty()) {
+    return DataLoss(source + ": corrupt index: " + std::to_string(body.size()) +
+                    " unexpected bytes after the record table");
+  }
+  return ShardIndex(header.codec, std::move(frames), std::move(records));
 }
 
 Result<ShardIndex> ShardIndex::Load(io::FileSystem* fs, const std::string& index_path) {

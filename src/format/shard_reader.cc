@@ -1,4 +1,5 @@
-// ShardReader: random access through the index. codec none: one positional read per
+// ShardReader: random access through the index (an IndexLookup: the index file read lazily
+// through an IndexDirectory, or a ShardIndex built in memory). codec none: one positional read per
 // record. zstd: one frame read + decompression (the last frame decoded is cached per thread,
 // so reading a frame's records in order decodes it once). gzip: the index has one frame,
 // the whole file, so a read decodes the stream from its start (cached likewise).
@@ -9,6 +10,7 @@
 #include <climits>
 
 #include "format/framing.h"
+#include "format/index_directory.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/format/shard_index.h"
 
@@ -50,89 +52,100 @@ std::atomic<uint64_t> next_reader_id{1};
 
 class ShardReaderImpl final : public ShardReader {
  public:
-  ShardReaderImpl(std::unique_ptr<io::RandomAccessFile> file, ShardIndex index,
+  ShardReaderImpl(std::unique_ptr<io::RandomAccessFile> file, std::unique_ptr<IndexLookup> index,
                   const ShardReaderOptions& options)
       : file_(std::move(file)), index_(std::move(index)), options_(options) {}
 
   const std::string& path() const override { return file_->path(); }
-  const ShardIndex& index() const override { return index_; }
+  Codec codec() const override { return index_->codec(); }
+  uint64_t num_records() const override { return index_->num_records(); }
+  Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Read(uint64_t i, std::string* out) const override;
   Status CheckMatchesShard(const std::string& index_path) const;
 
  private:
-  Status ReadUncompressed(uint64_t i, const IndexRecord& r, std::string* out) const;
-  Result<ByteView> DecodedFramePrefix(uint32_t frame, uint64_t need) const;
+  Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
+                          std::string* out) const;
+  Result<ByteView> DecodedFramePrefix(uint32_t frame, const IndexFrame& f, uint64_t need) const;
   Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
   Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
                  size_t* produced) const;
-  Status CheckRecord(uint64_t i, const IndexRecord& r, const char* framed) const;
-  std::string Where(uint64_t i, const IndexRecord& r) const;
+  Status CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
+                     const char* framed) const;
+  std::string Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const;
 
   std::unique_ptr<io::RandomAccessFile> file_;
-  ShardIndex index_;
+  std::unique_ptr<IndexLookup> index_;
   ShardReaderOptions options_;
   uint64_t id_ = next_reader_id.fetch_add(1);  // names this reader in the thread caches
 };
 
-std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r) const {
-  const IndexFrame& f = index_.frames()[r.frame];
+std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const {
   std::string s = path() + ": record " + std::to_string(i);
-  if (index_.codec() == Codec::kNone) return s + " at offset " + std::to_string(f.file_offset);
-  return s + " (" + std::string(CodecName(index_.codec())) + " frame at file offset " +
+  if (codec() == Codec::kNone) return s + " at offset " + std::to_string(f.file_offset);
+  return s + " (" + std::string(CodecName(codec())) + " frame at file offset " +
          std::to_string(f.file_offset) + ", +" + std::to_string(r.offset_in_frame) + ")";
 }
 
 // Checks the framed record at `framed` (header, payload, footer) against the index.
-Status ShardReaderImpl::CheckRecord(uint64_t i, const IndexRecord& r, const char* framed) const {
+Status ShardReaderImpl::CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
+                                    const char* framed) const {
   uint64_t length = 0;
   HeaderCheck check = CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length);
   if (check != HeaderCheck::kOk) {
-    return DataLoss(Where(i, r) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
+    return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
   }
   if (length != r.length) {
-    return DataLoss(Where(i, r) + ": length " + std::to_string(length) +
+    return DataLoss(Where(i, r, f) + ": length " + std::to_string(length) +
                     " disagrees with the index (" + std::to_string(r.length) + ")");
   }
   if (options_.verify_crc && !PayloadCrcMatches(framed + kRecordHeaderBytes, length)) {
-    return DataLoss(Where(i, r) + ": payload CRC mismatch");
+    return DataLoss(Where(i, r, f) + ": payload CRC mismatch");
   }
   return Status::OK();
 }
 
-Status ShardReaderImpl::Read(uint64_t i, std::string* out) const {
-  if (i >= index_.num_records()) {
+Status ShardReaderImpl::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const {
+  if (i >= num_records()) {
     return OutOfRange(path() + ": record " + std::to_string(i) + " out of range (" +
-                      std::to_string(index_.num_records()) + " records)");
+                      std::to_string(num_records()) + " records)");
   }
-  const IndexRecord& r = index_.records()[i];
+  return index_->Locate(i, record, frame);
+}
+
+Status ShardReaderImpl::Read(uint64_t i, std::string* out) const {
+  IndexRecord r;
+  IndexFrame f;
+  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
   if (r.length > options_.max_record_bytes) {
-    return ResourceExhausted(Where(i, r) + ": record length " + std::to_string(r.length) +
+    return ResourceExhausted(Where(i, r, f) + ": record length " + std::to_string(r.length) +
                              " exceeds max_record_bytes " +
                              std::to_string(options_.max_record_bytes));
   }
-  if (index_.codec() == Codec::kNone) return ReadUncompressed(i, r, out);
-  SLUICE_ASSIGN_OR_RETURN(ByteView frame, DecodedFramePrefix(r.frame, r.offset_in_frame + r.length +
-                                                                          kRecordOverheadBytes));
+  if (codec() == Codec::kNone) return ReadUncompressed(i, r, f, out);
+  SLUICE_ASSIGN_OR_RETURN(
+      ByteView frame,
+      DecodedFramePrefix(r.frame, f, r.offset_in_frame + r.length + kRecordOverheadBytes));
   const char* framed = frame.data() + r.offset_in_frame;
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, framed));
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
   out->assign(framed + kRecordHeaderBytes, r.length);
   return Status::OK();
 }
 
-Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, std::string* out) const {
-  const IndexFrame& f = index_.frames()[r.frame];
+Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
+                                         std::string* out) const {
   const uint64_t framed = r.length + kRecordOverheadBytes;
   if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
-    return DataLoss(Where(i, r) + ": the index places the record outside its frame");
+    return DataLoss(Where(i, r, f) + ": the index places the record outside its frame");
   }
   out->resize(framed);
   SLUICE_ASSIGN_OR_RETURN(ByteView got,
                           file_->Read(f.file_offset + r.offset_in_frame, framed, out->data()));
   if (got.size() != framed) {
-    return DataLoss(Where(i, r) + ": truncated record (the shard ends " +
+    return DataLoss(Where(i, r, f) + ": truncated record (the shard ends " +
                     std::to_string(framed - got.size()) + " bytes early)");
   }
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, got.data()));
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, got.data()));
   if (got.data() == out->data()) {
     out->erase(0, kRecordHeaderBytes);  // the file read straight into *out
     out->resize(r.length);
@@ -143,8 +156,8 @@ Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, std::
 }
 
 // The first `need` bytes of frame `frame` decoded, from this thread's cache when possible.
-Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, uint64_t need) const {
-  const IndexFrame& f = index_.frames()[frame];
+Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, const IndexFrame& f,
+                                                     uint64_t need) const {
   ThreadState& t = State();
   if (t.reader_id == id_ && t.frame == frame && t.data.size() >= need) return ByteView(t.data);
   t.reader_id = 0;  // invalid while decoding
@@ -168,7 +181,7 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
     }
   };
   uint64_t read = 0;
-  if (index_.codec() == Codec::kZstd) {
+  if (codec() == Codec::kZstd) {
     if (!t.zstd) return ResourceExhausted("ZSTD_createDCtx failed");
     ZSTD_DCtx_reset(t.zstd.get(), ZSTD_reset_session_only);
   } else if (!t.zlib_live) {
@@ -186,7 +199,7 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
     SLUICE_ASSIGN_OR_RETURN(ByteView in, file_->Read(f.file_offset + read, chunk, t.input.data()));
     if (in.size() != chunk) break;
     read += chunk;
-    if (index_.codec() == Codec::kZstd) {
+    if (codec() == Codec::kZstd) {
       ZSTD_inBuffer zin{in.data(), in.size(), 0};
       while (zin.pos < zin.size && produced < need) {
         grow_if_full();
@@ -204,10 +217,9 @@ Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* 
     }
   }
   if (produced < need) {
-    return DataLoss(path() + ": " + std::string(CodecName(index_.codec())) +
-                    " frame at file offset " + std::to_string(f.file_offset) + " decodes to " +
-                    std::to_string(produced) + " bytes, fewer than the index says (" +
-                    std::to_string(need) + ")");
+    return DataLoss(path() + ": " + std::string(CodecName(codec())) + " frame at file offset " +
+                    std::to_string(f.file_offset) + " decodes to " + std::to_string(produced) +
+                    " bytes, fewer than the index says (" + std::to_string(need) + ")");
   }
   return Status::OK();
 }
@@ -245,13 +257,11 @@ Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
   char magic[kDetectBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file_->Read(0, sizeof magic, magic));
   Codec codec = DetectShardCodec(head, path());
-  if (codec != index_.codec()) {
-    return mismatch("index says codec " + std::string(CodecName(index_.codec())) +
+  if (codec != index_->codec()) {
+    return mismatch("index says codec " + std::string(CodecName(index_->codec())) +
                     ", the shard is " + std::string(CodecName(codec)));
   }
-  uint64_t end = index_.frames().empty()
-                     ? 0
-                     : index_.frames().back().file_offset + index_.frames().back().file_bytes;
+  uint64_t end = index_->end_offset();
   if (end != file_->size()) {
     return mismatch("index covers " + std::to_string(end) + " bytes, the shard has " +
                     std::to_string(file_->size()));
@@ -265,13 +275,14 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const
                                                        const ShardReaderOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
   const std::string index_path = ShardIndex::IndexPathFor(path);
-  auto loaded = ShardIndex::Load(fs, index_path);
-  if (!loaded.ok() && loaded.status().code() == StatusCode::kNotFound &&
+  auto index = OpenIndexDirectory(fs, index_path, options.index_cache);
+  if (!index.ok() && index.status().code() == StatusCode::kNotFound &&
       options.build_missing_index) {
-    loaded = ShardIndex::Build(fs, path);
+    SLUICE_ASSIGN_OR_RETURN(ShardIndex built, ShardIndex::Build(fs, path));
+    index = NewInMemoryIndexLookup(std::move(built));
   }
-  if (!loaded.ok()) return loaded.status();
-  auto reader = std::make_unique<ShardReaderImpl>(std::move(file), std::move(*loaded), options);
+  if (!index.ok()) return index.status();
+  auto reader = std::make_unique<ShardReaderImpl>(std::move(file), std::move(*index), options);
   SLUICE_RETURN_IF_ERROR(reader->CheckMatchesShard(index_path));
   return std::unique_ptr<ShardReader>(std::move(reader));
 }

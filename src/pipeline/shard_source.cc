@@ -1,4 +1,6 @@
-// The RecordSource of shard files: one format::ShardReader per shard.
+// The RecordSource of shard files: one format::ShardReader per shard, all sharing one index
+// block cache. Per shard it holds two open files (shard and index) and the index's sparse
+// directory, never the whole index (unless the shard has no index file and it was built).
 #include "sluice/format/shard_index.h"
 #include "sluice/pipeline/source.h"
 
@@ -37,9 +39,13 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
                                                       const std::vector<std::string>& paths,
                                                       const format::ShardReaderOptions& options) {
   if (paths.empty()) return InvalidArgument("read: no shard files");
+  // One index block cache for all shards: memory for indexes stays bounded however many
+  // shards and records the dataset has (docs/pipeline.md, "Memory budget").
+  format::ShardReaderOptions shared = options;
+  if (shared.index_cache == nullptr) shared.index_cache = format::NewIndexBlockCache();
   std::vector<std::unique_ptr<format::ShardReader>> readers;
   for (const std::string& path : paths) {
-    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, options));
+    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, shared));
     readers.push_back(std::move(reader));
   }
   return std::shared_ptr<RecordSource>(std::make_shared<ShardSource>(std::move(readers)));

@@ -57,15 +57,32 @@ class ShardIndex {
   std::vector<IndexRecord> records_;
 };
 
+// Blocks of the index files that ShardReaders read lazily, as stored in the files
+// (docs/format.md, "How the reader uses the index"): a cache of fixed size, shared by the
+// readers of one pipeline. Threading: safe to share between readers used from many threads.
+class IndexBlockCache;
+// Default capacity of an index block cache: 4 MiB.
+inline constexpr uint64_t kDefaultIndexCacheBytes = uint64_t{4} << 20;
+std::shared_ptr<IndexBlockCache> NewIndexBlockCache(
+    uint64_t capacity_bytes = kDefaultIndexCacheBytes);
+
 struct ShardReaderOptions {
   uint64_t max_record_bytes = kDefaultMaxRecordBytes;  // Default: 1 GiB
   bool verify_crc = true;                              // Default: true
   // Build the index in memory when "<shard>.idx" is missing (reads the whole shard once).
+  // Such a reader holds the whole index (~48 bytes per record) for its life; a reader of an
+  // index file holds only a sparse directory of it (~0.2-0.4 bytes per record).
   bool build_missing_index = true;                     // Default: true
+  // Where the reader keeps the index blocks it reads. Readers of one pipeline share one.
+  // Default: null = a cache of kDefaultIndexCacheBytes for this reader alone.
+  std::shared_ptr<IndexBlockCache> index_cache;
 };
 
-// Random access to the records of one indexed shard.
-// Threading: Read() is safe to call concurrently (each call uses the caller's buffers).
+// Random access to the records of one indexed shard. The index stays on disk: the reader
+// keeps a directory of every 128th entry and reads the block of entries it needs through
+// an IndexBlockCache (docs/format.md). Tools that want the whole table use ShardIndex::Load.
+// Threading: Read() and Locate() are safe to call concurrently (each call uses the caller's
+// buffers).
 class ShardReader {
  public:
   static Result<std::unique_ptr<ShardReader>> Open(io::FileSystem* fs, const std::string& path,
@@ -73,8 +90,12 @@ class ShardReader {
   virtual ~ShardReader() = default;
 
   virtual const std::string& path() const = 0;
-  virtual const ShardIndex& index() const = 0;
-  uint64_t num_records() const { return index().num_records(); }
+  virtual Codec codec() const = 0;
+  virtual uint64_t num_records() const = 0;
+
+  // Index entry i (< num_records()): the record's place in its frame, and the frame. Errors
+  // (an index file changed since Open) name the index file.
+  virtual Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const = 0;
 
   // Reads record i's payload into *out (resized), checking its CRCs. Errors name the
   // shard, record index and byte offset.

@@ -1,0 +1,45 @@
+// How a ShardReader finds record i: through the whole index in memory (a ShardIndex built
+// for a shard without an index file) or through an IndexDirectory, which keeps the index
+// file on disk and only a sparse directory of it in memory (docs/format.md, "How the reader
+// uses the index").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sluice/format/shard_index.h"
+
+namespace sluice::format {
+
+// Entries per block of a lazily read index. The directory holds one checkpoint (24 bytes)
+// per block of each table; a lookup decodes, on average, half a block.
+inline constexpr uint64_t kIndexBlockEntries = 128;
+
+// Threading: every method is safe to call concurrently.
+class IndexLookup {
+ public:
+  virtual ~IndexLookup() = default;
+  virtual Codec codec() const = 0;
+  virtual uint64_t num_records() const = 0;
+  // Where the last frame ends in the shard (0 without frames): the shard's size, when the
+  // index belongs to the shard.
+  virtual uint64_t end_offset() const = 0;
+  // Entry i: the record and its frame. i < num_records() (else OutOfRange).
+  virtual Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const = 0;
+};
+
+// The whole table in memory (~48 bytes per record for codec none).
+std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index);
+
+// Opens the index file: scans it once in chunks (checking the CRC and every entry as
+// ShardIndex::Parse does, with the same errors) and keeps a checkpoint per block of
+// kIndexBlockEntries entries. Lookups read the block they need from the file, check it
+// against the CRC taken at open (an index file replaced since gives a DataLoss naming it),
+// keep its bytes in `cache` (null: a cache of its own) and decode it up to the entry asked
+// for. NotFound when the file does not exist.
+Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
+                                                        const std::string& index_path,
+                                                        std::shared_ptr<IndexBlockCache> cache);
+
+}  // namespace sluice::format

@@ -1,0 +1,348 @@
+// IndexDirectory (the index file read lazily through a sparse directory and the shared
+// IndexBlockCache): same answers and same errors as the eager ShardIndex, bounded cache,
+// concurrent lookups, and an index file changed after open.
+#include "format/index_directory.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "format/framing.h"
+#include "format/index_block_cache.h"
+#include "sluice/base/crc32c.h"
+#include "unit/record_test_util.h"
+
+namespace sluice::format {
+namespace {
+
+using testing::MakeRecords;
+using testing::TempDir;
+using testing::WriteShard;
+constexpr uint64_t K = kIndexBlockEntries;
+
+void ExpectSameEntries(const IndexLookup& lazy, const ShardIndex& eager) {
+  ASSERT_EQ(lazy.num_records(), eager.num_records());
+  EXPECT_EQ(lazy.codec(), eager.codec());
+  for (uint64_t i = 0; i < eager.num_records(); ++i) {
+    IndexRecord r;
+    IndexFrame f;
+    ASSERT_TRUE(lazy.Locate(i, &r, &f).ok()) << i;
+    const IndexRecord& want = eager.records()[i];
+    const IndexFrame& want_frame = eager.frames()[want.frame];
+    ASSERT_EQ(r.frame, want.frame) << i;
+    ASSERT_EQ(r.offset_in_frame, want.offset_in_frame) << i;
+    ASSERT_EQ(r.length, want.length) << i;
+    ASSERT_EQ(f.file_offset, want_frame.file_offset) << i;
+    ASSERT_EQ(f.file_bytes, want_frame.file_bytes) << i;
+    ASSERT_EQ(f.uncompressed_bytes, want_frame.uncompressed_bytes) << i;
+  }
+}
+
+// A valid index as any writer could make it: frames with gaps between them, records with
+// gaps inside frames, frames holding several records or none, sizes of 1..4-byte varints.
+ShardIndex RandomIndex(uint64_t num_frames, uint64_t num_records, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<IndexFrame> frames;
+  uint64_t end = 0;
+  for (uint64_t j = 0; j < num_frames; ++j) {
+    uint64_t gap = rng() % 4 == 0 ? rng() % 5000 : 0;
+    uint64_t bytes = 1 + rng() % (uint64_t{1} << (rng() % 22));
+    // Room for the records placed in it below.
+    uint64_t uncompressed = 32 * num_records + 4096 + rng() % 100000;
+    frames.push_back({end + gap, bytes, uncompressed});
+    end += gap + bytes;
+  }
+  std::vector<IndexRecord> records;
+  uint32_t frame = 0;
+  uint64_t at = 0;
+  for (uint64_t i = 0; i < num_records; ++i) {
+    if (rng() % 3 == 0 && frame + 1 < num_frames) {
+      frame += 1 + static_cast<uint32_t>(rng() % std::min<uint64_t>(3, num_frames - frame - 1));
+      at = 0;
+    }
+    uint64_t gap = rng() % 5 == 0 ? rng() % 8 : 0;
+    uint64_t length = rng() % 3;  // keeps every frame's records well inside it
+    records.push_back({frame, at + gap, length});
+    at += gap + length + kRecordOverheadBytes;
+  }
+  return ShardIndex(Codec::kZstd, std::move(frames), std::move(records));
+}
+
+class IndexDirectoryTest : public ::testing::Test {
+ protected:
+  Result<std::unique_ptr<IndexLookup>> Open(const std::string& bytes, uint64_t cache_bytes = 0) {
+    EXPECT_TRUE(fs_->WriteAll("/x.idx", bytes).ok());
+    return OpenIndexDirectory(fs_.get(), "/x.idx",
+                              cache_bytes ? NewIndexBlockCache(cache_bytes) : nullptr);
+  }
+  std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
+};
+
+TEST_F(IndexDirectoryTest, LookupEqualsParseOnRandomIndexesWithGaps) {
+  const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
+      {0, 0},         {1, 0},     {1, 1},
+      {3, 1},         {1, K - 1}, {1, K},
+      {1, K + 1},     {K + 1, K}, {700, 2 * K + 17},
+      {2 * K, 3 * K}, {5, 1000}};
+  uint32_t seed = 0;
+  for (auto [frames, records] : shapes) {
+    ShardIndex eager = RandomIndex(frames, records, ++seed);
+    std::string bytes = eager.Serialize();
+    auto parsed = ShardIndex::Parse(bytes, "/x.idx");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    // A cache of one block: every lookup of another block reads the file again.
+    for (uint64_t cache : {uint64_t{1}, kDefaultIndexCacheBytes}) {
+      auto lazy = Open(bytes, cache);
+      ASSERT_TRUE(lazy.ok()) << frames << "x" << records << ": " << lazy.status().ToString();
+      ExpectSameEntries(**lazy, *parsed);
+      uint64_t end =
+          frames ? parsed->frames().back().file_offset + parsed->frames().back().file_bytes : 0;
+      EXPECT_EQ((*lazy)->end_offset(), end);
+      IndexRecord r;
+      IndexFrame f;
+      EXPECT_EQ((*lazy)->Locate(records, &r, &f).code(), StatusCode::kOutOfRange);
+    }
+  }
+}
+
+TEST_F(IndexDirectoryTest, ShardReaderLocateEqualsEagerIndexForEveryRecord) {
+  for (Codec codec : {Codec::kNone, Codec::kZstd, Codec::kGzip}) {
+    SCOPED_TRACE(CodecName(codec));
+    auto records = MakeRecords(2 * K + 100, 0, 400, static_cast<uint32_t>(codec) + 7);
+    records[300] = std::string(70000, 'x');  // a multi-byte length varint, a frame of its own
+    RecordWriterOptions o;
+    o.codec = codec;
+    o.zstd_frame_bytes = 2000;
+    std::string path = "/s" + std::string(CodecExtension(codec));
+    ASSERT_TRUE(WriteShard(fs_.get(), path, records, o).ok());
+    auto eager = ShardIndex::Load(fs_.get(), path + ".idx");
+    ASSERT_TRUE(eager.ok());
+    auto lazy = OpenIndexDirectory(fs_.get(), path + ".idx", nullptr);
+    ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+    ExpectSameEntries(**lazy, *eager);
+    auto reader = ShardReader::Open(fs_.get(), path);
+    ASSERT_TRUE(reader.ok());
+    std::string out;
+    for (uint64_t i = records.size(); i-- > 0;) {
+      ASSERT_TRUE((*reader)->Read(i, &out).ok()) << i;
+      ASSERT_EQ(out, records[i]) << i;
+    }
+  }
+}
+
+// Every error ShardIndex::Parse gives, the lazy open gives too, word for word.
+TEST_F(IndexDirectoryTest, CorruptIndexGivesTheErrorsOfParse) {
+  std::string good = RandomIndex(3, 40, 5).Serialize();
+  std::vector<std::string> bad;
+  for (size_t k = 0; k < good.size(); ++k) {  // every flipped byte (caught by the CRC)
+    bad.push_back(good);
+    bad.back()[k] ^= 0x01;
+  }
+  for (size_t n = 0; n < good.size(); ++n) bad.push_back(good.substr(0, n));  // truncated
+  // Impossible contents under a valid CRC: each byte of the tables set to each of a few
+  // values, resealed (bad varints, frames out of range, records outside their frames,
+  // overflows, counts beyond the size, trailing bytes).
+  std::string body = good.substr(0, good.size() - 4);
+  auto reseal = [](std::string b) {
+    PutFixed32(&b, crc32c::Mask(crc32c::Value(b)));
+    return b;
+  };
+  for (size_t k = 8; k < body.size(); ++k) {
+    for (uint8_t v : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+      std::string b = body;
+      b[k] = static_cast<char>(v);
+      bad.push_back(reseal(b));
+    }
+  }
+  bad.push_back(reseal(body + "x"));
+  size_t rejected = 0;
+  for (const std::string& bytes : bad) {
+    Status want = ShardIndex::Parse(bytes, "/x.idx").status();
+    Status got = Open(bytes).status();
+    ASSERT_EQ(got.code(), want.code()) << want.ToString() << " vs " << got.ToString();
+    ASSERT_EQ(got.message(), want.message());
+    if (!want.ok()) {
+      ++rejected;
+      EXPECT_EQ(want.message().rfind("/x.idx: corrupt index: ", 0), 0u) << want.message();
+    }
+  }
+  EXPECT_GT(rejected, good.size() * 2);
+}
+
+TEST_F(IndexDirectoryTest, MissingIndexIsNotFound) {
+  EXPECT_EQ(OpenIndexDirectory(fs_.get(), "/none.idx", nullptr).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_F(IndexDirectoryTest, CacheStaysWithinItsCapacity) {
+  ShardIndex eager = RandomIndex(4 * K, 20 * K, 9);
+  const uint64_t capacity = 16 * 1500;  // one or two blocks of ~1 KB per cache shard
+  auto cache = NewIndexBlockCache(capacity);
+  ASSERT_TRUE(fs_->WriteAll("/x.idx", eager.Serialize()).ok());
+  auto lazy = OpenIndexDirectory(fs_.get(), "/x.idx", cache);
+  ASSERT_TRUE(lazy.ok());
+  std::mt19937 rng(1);
+  IndexRecord r;
+  IndexFrame f;
+  for (int k = 0; k < 5000; ++k) {
+    uint64_t i = rng() % eager.num_records();
+    ASSERT_TRUE((*lazy)->Locate(i, &r, &f).ok());
+    ASSERT_EQ(r.offset_in_frame, eager.records()[i].offset_in_frame);
+    ASSERT_LE(cache->stats().bytes, capacity);
+  }
+  EXPECT_GE(cache->stats().blocks, 2u);
+  EXPECT_GT(cache->stats().hits, 0u);
+}
+
+// Reading a shard in order reads each block once: block mode and sequential reads never
+// wait for the file twice.
+TEST_F(IndexDirectoryTest, SequentialLookupsReadEachBlockOnce) {
+  const uint64_t record_blocks = 40, frame_blocks = 14;
+  ShardIndex eager = RandomIndex(frame_blocks * K - 7, record_blocks * K, 11);
+  auto cache = NewIndexBlockCache(1);  // caches nothing
+  ASSERT_TRUE(fs_->WriteAll("/x.idx", eager.Serialize()).ok());
+  auto lazy = OpenIndexDirectory(fs_.get(), "/x.idx", cache);
+  ASSERT_TRUE(lazy.ok());
+  ExpectSameEntries(**lazy, eager);
+  EXPECT_LE(cache->stats().misses, record_blocks + frame_blocks);
+}
+
+// An index that fits the cache is read from the file once, whatever the access order.
+TEST_F(IndexDirectoryTest, RandomLookupsReadEachBlockOnceWhenTheIndexFits) {
+  ShardIndex eager = RandomIndex(10 * K, 30 * K, 12);
+  auto cache = NewIndexBlockCache();
+  ASSERT_TRUE(fs_->WriteAll("/x.idx", eager.Serialize()).ok());
+  auto lazy = OpenIndexDirectory(fs_.get(), "/x.idx", cache);
+  ASSERT_TRUE(lazy.ok());
+  std::mt19937 rng(2);
+  IndexRecord r;
+  IndexFrame f;
+  for (int k = 0; k < 20000; ++k) ASSERT_TRUE((*lazy)->Locate(rng() % (30 * K), &r, &f).ok());
+  // Each block is read once, but for the few that share a set of the 2-way cache with two
+  // others (~40^3 / (6 * 2000^2) of the time): at most ~500 extra misses.
+  EXPECT_LE(cache->stats().blocks, 40u);
+  EXPECT_LE(cache->stats().misses, 1000u);
+}
+
+TEST_F(IndexDirectoryTest, ConcurrentLookupsThroughASharedCache) {
+  // Four shards, one small shared cache: threads evict each other's blocks all the time.
+  const uint64_t capacity = 16 * 800;  // about one block per cache shard
+  auto cache = NewIndexBlockCache(capacity);
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::unique_ptr<ShardReader>> readers;
+  ShardReaderOptions options;
+  options.index_cache = cache;
+  for (int s = 0; s < 4; ++s) {
+    records.push_back(MakeRecords(3 * K + s, 0, 50, s + 1));
+    RecordWriterOptions o;
+    o.codec = s % 2 ? Codec::kZstd : Codec::kNone;
+    o.zstd_frame_bytes = 500;
+    std::string path = "/c" + std::to_string(s);
+    ASSERT_TRUE(WriteShard(fs_.get(), path, records.back(), o).ok());
+    auto reader = ShardReader::Open(fs_.get(), path, options);
+    ASSERT_TRUE(reader.ok());
+    readers.push_back(std::move(*reader));
+  }
+  std::vector<int> failures(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      std::string out;
+      for (int k = 0; k < 4000; ++k) {
+        size_t s = rng() % readers.size();
+        uint64_t i = rng() % records[s].size();
+        if (!readers[s]->Read(i, &out).ok() || out != records[s][i]) ++failures[t];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
+  EXPECT_LE(cache->stats().bytes, capacity);
+}
+
+// The index file is rewritten in place after the reader opened it (pread on the same file
+// sees the new bytes): lookups of blocks not cached give a DataLoss naming the index file.
+TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLoss) {
+  TempDir tmp;
+  io::FileSystem* fs = io::LocalFileSystem();
+  std::string path = tmp.path() + "/s.tfrecord";
+  auto records = MakeRecords(3 * K, 1, 30);
+  RecordWriterOptions o;
+  o.codec = Codec::kNone;
+  ASSERT_TRUE(WriteShard(fs, path, records, o).ok());
+  std::string idx = *fs->ReadAll(path + ".idx");
+  auto reader = ShardReader::Open(fs, path);
+  ASSERT_TRUE(reader.ok());
+  std::string out;
+  ASSERT_TRUE((*reader)->Read(0, &out).ok());  // block 0 is cached now
+  auto rewrite = [&](const std::string& bytes) {
+    std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << bytes;
+  };
+  // Records of 1..30 bytes: every frame entry takes three one-byte varints, so frame j's
+  // entry starts at byte 32 + 3j. Flip a byte of frame K + 10's entry (block 1).
+  std::string changed = idx;
+  changed[32 + 3 * (K + 10) + 1] ^= 0x01;
+  rewrite(changed);
+  EXPECT_TRUE((*reader)->Read(1, &out).ok());  // from the cache
+  EXPECT_EQ(out, records[1]);
+  uint64_t miss = 0;
+  for (uint64_t i = K; i < records.size(); ++i) {
+    Status s = (*reader)->Read(i, &out);
+    if (s.ok()) {
+      EXPECT_EQ(out, records[i]);
+      continue;
+    }
+    ++miss;
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+    EXPECT_NE(s.message().find(path + ".idx: index changed since it was opened"), std::string::npos)
+        << s.message();
+  }
+  EXPECT_EQ(miss, K);          // exactly the block holding the flipped byte
+  rewrite(idx.substr(0, 40));  // truncated: every block not cached is cut short
+  auto fresh = ShardReader::Open(fs, path);
+  EXPECT_EQ(fresh.status().code(), StatusCode::kDataLoss);
+  Status s = (*reader)->Read(K + 5, &out);  // block 1 was never cached
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("cut short"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace sluice::format
+
+namespace sluice::format {
+namespace {
+
+// One set of two 512-byte ways: small blocks share it, a wide block takes it whole.
+TEST(IndexBlockCache, WideAndNarrowBlocksShareASet) {
+  IndexBlockCache cache(2 * IndexBlockCache::kSlotBytes + 64);
+  const std::string a(100, 'a'), b(512, 'b'), c(700, 'c'), d(1, 'd');
+  std::string got;
+  cache.Insert({1, 0}, a);
+  cache.Insert({1, 1}, b);
+  ASSERT_TRUE(cache.Find({1, 0}, &got));
+  EXPECT_EQ(got, a);
+  ASSERT_TRUE(cache.Find({1, 1}, &got));
+  EXPECT_EQ(got, b);
+  cache.Insert({2, 0}, d);  // evicts the less recently used: a
+  EXPECT_FALSE(cache.Find({1, 0}, &got));
+  ASSERT_TRUE(cache.Find({2, 0}, &got));
+  EXPECT_EQ(got, d);
+  cache.Insert({3, 0}, c);  // wide: takes the whole set
+  EXPECT_FALSE(cache.Find({1, 1}, &got));
+  EXPECT_FALSE(cache.Find({2, 0}, &got));
+  ASSERT_TRUE(cache.Find({3, 0}, &got));
+  EXPECT_EQ(got, c);
+  cache.Insert({4, 0}, a);  // narrow again: the wide block goes
+  EXPECT_FALSE(cache.Find({3, 0}, &got));
+  ASSERT_TRUE(cache.Find({4, 0}, &got));
+  EXPECT_EQ(got, a);
+  cache.Insert({5, 0}, std::string(2 * IndexBlockCache::kSlotBytes + 1, 'x'));  // too large
+  EXPECT_FALSE(cache.Find({5, 0}, &got));
+  EXPECT_EQ(cache.stats().blocks, 1u);
+}
+
+}  // namespace
+}  // namespace sluice::format
