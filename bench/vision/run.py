@@ -3,7 +3,8 @@
 
 Work: decode + RandomResizedCrop(224) + RandomHorizontalFlip + Normalize -> float32 NCHW,
 on ImageNet-like JPEGs (500x375, quality 90, random crops of the real photos in Debian's
-lomiri-wallpapers-20.04, made by scripts/make-sample-images), with 1 and 2 cores:
+lomiri-wallpapers-20.04, made by scripts/make-sample-images), with 1 and 2 cores (every
+contender pinned to the first n CPUs with sched_setaffinity, child processes included):
 
   sluice       the real pipeline from shards (`sluice convert images` of the same folder):
                sluice.read -> shuffle -> parse_example -> decode_image(RandomResizedCrop(224),
@@ -29,6 +30,7 @@ prints images/s and CPU microseconds per image for each.
 """
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -83,12 +85,27 @@ def run_sluice(build, images_dir, cores, mode, passes, extra=()):
 
 
 def make_shards(build, images_dir, shards_dir):
-    """The image folder as sluice shards (zstd, 32 MB), made once with `sluice convert`."""
+    """The image folder as sluice shards (uncompressed, 32 MB), made once with `sluice
+    convert`. JPEG bytes do not compress (zstd saves ~5%), while a shuffled read of a zstd
+    shard decompresses a whole ~1 MiB frame per image: docs/vision.md advises `--codec none`."""
     if (shards_dir / "dataset.json").exists():
         return
     subprocess.run([str(build / "bin" / "sluice"), "convert", "images", str(images_dir),
-                    str(shards_dir), "--codec", "zstd", "--shard-size", "32MB"], check=True,
+                    str(shards_dir), "--codec", "none", "--shard-size", "32MB"], check=True,
                    stdout=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def pinned(cores):
+    """Runs the block, and every thread and process it starts, on the first `cores` CPUs:
+    "n cores" means n CPUs for every contender (sluice's consumer thread, which helps run
+    stages, and DataLoader's main process included)."""
+    everything = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, sorted(everything)[:cores])
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, everything)
 
 
 def run_sluice_pipeline(build, shards_dir, cores, epochs=2, into_batch=True, cpu=None):
@@ -269,7 +286,7 @@ def main():
     make_images(images_dir, args.images)
     files = image_files(images_dir)
     build = pathlib.Path(args.build)
-    shards_dir = out / "shards"
+    shards_dir = out / "shards-none"
     make_shards(build, images_dir, shards_dir)
     if args.slots_ab:
         return run_slots_ab(args, build, shards_dir, cores)
@@ -284,18 +301,20 @@ def main():
 
     for r in range(args.rounds):
         print(f"round {r + 1}/{args.rounds}: tjbench, sluice ...", flush=True)
-        measure("tjbench", lambda: run_tjbench(files, args.tjbench_sample))
-        train = run_sluice(build, images_dir, cores, "train", args.passes)
-        decode = run_sluice(build, images_dir, cores, "decode", 1)
+        with pinned(1):
+            measure("tjbench", lambda: run_tjbench(files, args.tjbench_sample))
         for c in cores:
-            pipeline_rate, reports[c] = run_sluice_pipeline(build, shards_dir, c)
-            measure(("sluice", c), lambda: pipeline_rate)
-            measure(("kernel", c), lambda: train[c])
-            measure(("sluice_decode_only", c), lambda: decode[c])
-            print(f"round {r + 1}/{args.rounds}: torchvision and opencv with {c} core(s) ...",
-                  flush=True)
-            measure(("torchvision", c), lambda: run_torchvision(images_dir, c))
-            measure(("opencv", c), lambda: run_opencv(files, c))
+            with pinned(c):
+                measure(("kernel", c),
+                        lambda: run_sluice(build, images_dir, [c], "train", args.passes)[c])
+                measure(("sluice_decode_only", c),
+                        lambda: run_sluice(build, images_dir, [c], "decode", 1)[c])
+                pipeline_rate, reports[c] = run_sluice_pipeline(build, shards_dir, c)
+                measure(("sluice", c), lambda: pipeline_rate)
+                print(f"round {r + 1}/{args.rounds}: torchvision and opencv with {c} core(s) ...",
+                      flush=True)
+                measure(("torchvision", c), lambda: run_torchvision(images_dir, c))
+                measure(("opencv", c), lambda: run_opencv(files, c))
     load_after = os.getloadavg()[0]
 
     results = {"images": len(files), "tjbench_1core": best["tjbench"], "rounds": args.rounds,
