@@ -1,5 +1,7 @@
 """Shared pieces of the Python-side benchmarks: the timing rule and the PyTorch DataLoader
 peer that bench/pipeline/pipeline_bench.py and bench/python/python_bench.py both run."""
+import contextlib
+import os
 import time
 
 import numpy as np
@@ -50,3 +52,16 @@ def dataloader_ns_per_element(records, batch, workers, reps=3):
     return best_ns_per_element(
         lambda: count(DataLoader(ds, batch_size=batch, collate_fn=collate, num_workers=workers,
                                  **extra)), len(records), reps)
+
+
+@contextlib.contextmanager
+def pinned(cores):
+    """Runs the block, and every thread and process it starts, on the first `cores` CPUs:
+    "n cores" means n CPUs for every contender (sluice's consumer thread, which helps run
+    stages, and DataLoader's main process included)."""
+    everything = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, sorted(everything)[:cores])
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, everything)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(BUILD / "python"))
 import sluice  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from peers import best_ns_per_element, dataloader_ns_per_element  # noqa: E402
+from peers import best_ns_per_element, dataloader_ns_per_element, pinned  # noqa: E402
 
 RECORDS, RECORD_BYTES, SHARDS, BATCH = 2_000_000, 64, 16, 256  # as pipeline_bench.cc
 PEER_RECORDS = 200_000  # DataLoader is slower: fewer records, same per-element measure
@@ -70,12 +70,13 @@ def main():
     rows = []
     for threads, workers in ((1, 0), (2, 2)):
         # C++ and Python passes alternate, so that load from other processes hits both alike.
-        cpp, py = cpp_pass(threads), sluice_python(threads)
-        c = p = float("inf")
-        for _ in range(REPS):
-            c = min(c, cpp())
-            p = min(p, py())
-        rows.append((threads, workers, c, p, dataloader(workers)))
+        with pinned(threads):
+            cpp, py = cpp_pass(threads), sluice_python(threads)
+            c = p = float("inf")
+            for _ in range(REPS):
+                c = min(c, cpp())
+                p = min(p, py())
+            rows.append((threads, workers, c, p, dataloader(workers)))
 
     print(f"read -> map(identity) -> batch({BATCH}) -> prefetch over {RECORDS:,} records of "
           f"{RECORD_BYTES} bytes (DataLoader: {PEER_RECORDS:,}); {os.cpu_count()} cores; "
@@ -87,7 +88,8 @@ def main():
     for threads, workers, c, py, dl in rows:
         print(f"{threads:<6}{c:>10.1f}{py:>10.1f}{c / py:>8.2f}x{(py - c) * BATCH / 1e3:>11.2f}"
               f"{dl:>12.1f}{dl / py:>10.1f}x")
-    print("\ncores: sluice threads = DataLoader num_workers (0 for 1 core). 'Python/C++ rate' is"
+    print("\ncores: CPUs the process may use (sched_setaffinity), and sluice threads ="
+          "\nDataLoader num_workers (0 for 1 core). 'Python/C++ rate' is"
           "\nthe Python loop's elements/s over C++'s (goal >= 0.9x); 'per batch' is what Python"
           "\nadds per batch of 256; 'sluice vs DataLoader' is sluice's Python rate over"
           "\nDataLoader's.")

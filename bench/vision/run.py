@@ -30,7 +30,6 @@ prints images/s and CPU microseconds per image for each.
 """
 
 import argparse
-import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -44,6 +43,8 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from peers import pinned  # noqa: E402
 PHOTOS = sorted(pathlib.Path("/usr/share/backgrounds").glob("*.jpg"))
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
@@ -93,19 +94,6 @@ def make_shards(build, images_dir, shards_dir):
     subprocess.run([str(build / "bin" / "sluice"), "convert", "images", str(images_dir),
                     str(shards_dir), "--codec", "none", "--shard-size", "32MB"], check=True,
                    stdout=subprocess.DEVNULL)
-
-
-@contextlib.contextmanager
-def pinned(cores):
-    """Runs the block, and every thread and process it starts, on the first `cores` CPUs:
-    "n cores" means n CPUs for every contender (sluice's consumer thread, which helps run
-    stages, and DataLoader's main process included)."""
-    everything = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, sorted(everything)[:cores])
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, everything)
 
 
 def run_sluice_pipeline(build, shards_dir, cores, epochs=2, into_batch=True, cpu=None):
