@@ -67,27 +67,72 @@ Result<ByteView> IndexStream::Peek(size_t want) {
   return ByteView(buf_.data() + pos_, len_ - pos_);
 }
 
-// Block b of a table spans [checkpoints[b].position, checkpoints[b + 1].position) of the
-// index file; the last checkpoint is a sentinel at the table's end. `crc` is the CRC32C of
-// the block's bytes at open, so that a later read can tell whether they are still the same.
-struct FrameCheckpoint {
+// The decoder state of a table before one span of blocks, and where the span starts in the
+// index file. Span s of a table covers its blocks [s * span, (s + 1) * span), i.e. the bytes
+// [checkpoints[s].position, checkpoints[s + 1].position); the last checkpoint is a sentinel at
+// the table's end. `crc` is the CRC32C of the span's bytes at open, so that a later read can
+// tell whether they are still the same.
+struct Checkpoint {
   uint64_t position = 0;
-  uint64_t end = 0;  // FrameCursor before the block
-  uint32_t crc = 0;
-};
-struct RecordCheckpoint {
-  uint64_t position = 0;
-  uint64_t end_in_frame = 0;  // RecordCursor before the block
-  uint32_t frame = 0;
+  uint64_t end = 0;    // FrameCursor::end, or RecordCursor::end_in_frame
+  uint32_t frame = 0;  // RecordCursor::frame (0 in the frame table)
   uint32_t crc = 0;
 };
 
-// Starts a checkpoint at `in`'s position, sealing the previous block with its CRC.
-template <typename Checkpoint>
-void StartBlock(std::vector<Checkpoint>* checkpoints, IndexStream* in, Checkpoint next) {
-  if (!checkpoints->empty()) checkpoints->back().crc = in->TakeCrc();
+Checkpoint CheckpointAt(const FrameCursor& c) { return Checkpoint{0, c.end, 0, 0}; }
+Checkpoint CheckpointAt(const RecordCursor& c) {
+  return Checkpoint{0, c.end_in_frame, static_cast<uint32_t>(c.frame), 0};
+}
+void ResumeAt(const Checkpoint& cp, FrameCursor* c) { c->end = cp.end; }
+void ResumeAt(const Checkpoint& cp, RecordCursor* c) { *c = RecordCursor{cp.frame, cp.end}; }
+
+// A block derived by walking a span is cached with the decoder state before it in front of
+// its bytes (a Checkpoint's end and frame).
+constexpr size_t kStatePrefixBytes = 12;
+void PutStatePrefix(const Checkpoint& state, std::string* dst) {
+  dst->resize(kStatePrefixBytes);
+  EncodeFixed64(dst->data(), state.end);
+  EncodeFixed32(dst->data() + 8, state.frame);
+}
+
+// Blocks per checkpoint for a table of `entries` entries: the smallest power of two that
+// keeps its checkpoints (and the sentinel) within `budget_bytes`, or one span for the table.
+uint64_t SpanFor(uint64_t entries, uint64_t budget_bytes) {
+  const uint64_t blocks = (entries + K - 1) / K;
+  uint64_t span = 1;
+  while (span < blocks && ((blocks + span - 1) / span + 1) * sizeof(Checkpoint) > budget_bytes) {
+    span *= 2;
+  }
+  return span;
+}
+
+// One table of the index as the directory knows it.
+struct Table {
+  const char* name;  // "frame" or "record", for errors
+  uint64_t entries = 0;
+  uint64_t span = 1;  // blocks per checkpoint, a power of two
+  std::vector<Checkpoint> checkpoints;
+  const uint64_t id = IndexBlockCache::NewTableId();
+
+  explicit Table(const char* table_name) : name(table_name) {}
+  uint64_t BlocksIn(uint64_t s) const {
+    return std::min(span, (entries + K - 1) / K - s * span);
+  }
+};
+
+// Starts a span at `in`'s position when entry i begins one, sealing the previous span with
+// its CRC.
+template <typename Cursor>
+void MaybeStartSpan(Table* table, IndexStream* in, uint64_t i, const Cursor& cursor) {
+  if (i % (K * table->span) != 0) return;
+  if (!table->checkpoints.empty()) table->checkpoints.back().crc = in->TakeCrc();
+  Checkpoint next = CheckpointAt(cursor);
   next.position = in->position();
-  checkpoints->push_back(next);
+  table->checkpoints.push_back(next);
+}
+void EndTable(Table* table, IndexStream* in) {
+  if (!table->checkpoints.empty()) table->checkpoints.back().crc = in->TakeCrc();
+  table->checkpoints.push_back(Checkpoint{in->position(), 0, 0, 0});
 }
 
 class IndexDirectory final : public IndexLookup {
@@ -97,7 +142,7 @@ class IndexDirectory final : public IndexLookup {
 
   // The scan at open, in order: the CRC of the whole file, the header, the frame table, the
   // record table (with a second walk of the frame table for the frames' sizes).
-  Status Scan(ByteView head);
+  Status Scan(ByteView head, uint64_t table_budget_bytes);
 
   Codec codec() const override { return header_.codec; }
   uint64_t num_records() const override { return header_.num_records; }
@@ -113,16 +158,20 @@ class IndexDirectory final : public IndexLookup {
   template <typename DecodeEntry>
   Status NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const;
   Status FrameAt(uint64_t j, IndexFrame* frame) const;
-  // The bytes of block b of a table into *bytes: from the cache, or read from the file and
-  // checked against the CRC the block had at open (then cached).
-  Status ReadBlock(uint64_t table_id, uint64_t b, uint64_t begin, uint64_t end, uint32_t crc,
-                   std::string* bytes) const;
-  // Entry i of a table: decoded with decode(ByteView*, Cursor*, Entry*) from the checkpoint
-  // of its block (`begin`, `end`, `crc`, `start`), or found in what this thread decoded of
-  // that block already.
+  // The bytes of span s of `table` into *bytes, read from the file and checked against the
+  // CRC the span had at open.
+  Status ReadSpan(const Table& table, uint64_t s, std::string* bytes) const;
+  // The bytes of block b of `table` into *bytes and the decoder state before it into *start:
+  // from the cache, or else from the file. A span of several blocks is read whole (for its
+  // CRC) and walked with decode(ByteView*, Cursor*, Entry*) to the block's start; its blocks
+  // are cached with their start states.
   template <typename Entry, typename Cursor, typename DecodeEntry>
-  Status LoadEntry(uint64_t table_id, uint64_t i, uint64_t begin, uint64_t end, uint32_t crc,
-                   Cursor start, DecodeEntry decode, Entry* entry) const;
+  Status BlockAt(const Table& table, uint64_t b, DecodeEntry decode, std::string* bytes,
+                 Cursor* start) const;
+  // Entry i of `table`, decoded from the start of its block, or found in what this thread
+  // decoded of that block already.
+  template <typename Entry, typename Cursor, typename DecodeEntry>
+  Status LoadEntry(const Table& table, uint64_t i, DecodeEntry decode, Entry* entry) const;
 
   std::unique_ptr<io::RandomAccessFile> file_;
   std::shared_ptr<IndexBlockCache> cache_;
@@ -133,17 +182,19 @@ class IndexDirectory final : public IndexLookup {
   // Every record i is alone in frame i (codec none as sluice writes it): the record table
   // says nothing the frame table does not, so lookups skip it and it has no checkpoints.
   bool records_are_frames_ = false;
-  std::vector<FrameCheckpoint> frame_checkpoints_;
-  std::vector<RecordCheckpoint> record_checkpoints_;
-  const uint64_t frame_table_id_ = IndexBlockCache::NewTableId();
-  const uint64_t record_table_id_ = IndexBlockCache::NewTableId();
+  Table frames_{"frame"};
+  Table records_{"record"};
 };
 
-Status IndexDirectory::Scan(ByteView head) {
+Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes) {
   body_end_ = file_->size() - kIndexCrcBytes;
   IndexStream whole(file_.get(), 0, body_end_);
   SLUICE_RETURN_IF_ERROR(CheckFileCrc(&whole));
   SLUICE_ASSIGN_OR_RETURN(header_, ParseIndexHeader(head, file_->size(), path()));
+  frames_.entries = header_.num_frames;
+  frames_.span = SpanFor(frames_.entries, table_budget_bytes);
+  records_.entries = header_.num_records;
+  records_.span = SpanFor(records_.entries, table_budget_bytes);
   SLUICE_RETURN_IF_ERROR(ScanFrames());
   return ScanRecords();
 }
@@ -173,15 +224,15 @@ Status IndexDirectory::NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode
 
 Status IndexDirectory::ScanFrames() {
   IndexStream in(file_.get(), kIndexHeaderBytes, body_end_);
-  frame_checkpoints_.reserve(header_.num_frames / K + 2);
+  frames_.checkpoints.reserve(header_.num_frames / (K * frames_.span) + 2);
   FrameCursor cursor;
   IndexFrame frame;
   for (uint64_t i = 0; i < header_.num_frames; ++i) {
-    if (i % K == 0) StartBlock(&frame_checkpoints_, &in, FrameCheckpoint{0, cursor.end, 0});
+    MaybeStartSpan(&frames_, &in, i, cursor);
     SLUICE_RETURN_IF_ERROR(
         NextEntry(&in, i, [&](ByteView* b) { return DecodeFrameEntry(b, &cursor, &frame); }));
   }
-  StartBlock(&frame_checkpoints_, &in, FrameCheckpoint{0, cursor.end, 0});  // the sentinel
+  EndTable(&frames_, &in);
   records_begin_ = in.position();
   end_offset_ = cursor.end;
   return Status::OK();
@@ -196,13 +247,10 @@ Status IndexDirectory::ScanRecords() {
   RecordCursor cursor;
   IndexRecord record;
   const uint64_t n = header_.num_records;
-  record_checkpoints_.reserve(n / K + 2);
+  records_.checkpoints.reserve(n / (K * records_.span) + 2);
   records_are_frames_ = n == header_.num_frames;
   for (uint64_t i = 0; i < n; ++i) {
-    if (i % K == 0) {
-      StartBlock(&record_checkpoints_, &in,
-                 RecordCheckpoint{0, cursor.end_in_frame, static_cast<uint32_t>(cursor.frame), 0});
-    }
+    MaybeStartSpan(&records_, &in, i, cursor);
     SLUICE_RETURN_IF_ERROR(NextEntry(&in, i, [&](ByteView* b) {
       return DecodeRecordEntry(b, header_.num_frames, &cursor, &record);
     }));
@@ -215,31 +263,73 @@ Status IndexDirectory::ScanRecords() {
     records_are_frames_ = records_are_frames_ && record.frame == i && record.offset_in_frame == 0 &&
                           record.length + kRecordOverheadBytes == frame.uncompressed_bytes;
   }
-  StartBlock(&record_checkpoints_, &in, RecordCheckpoint{});  // the sentinel
+  EndTable(&records_, &in);
   if (in.position() != body_end_) {
     return DataLoss(path() + ": corrupt index: " + std::to_string(body_end_ - in.position()) +
                     " unexpected bytes after the record table");
   }
-  if (records_are_frames_) std::vector<RecordCheckpoint>().swap(record_checkpoints_);
+  if (records_are_frames_) std::vector<Checkpoint>().swap(records_.checkpoints);
   return Status::OK();
 }
 
-Status IndexDirectory::ReadBlock(uint64_t table_id, uint64_t b, uint64_t begin, uint64_t end,
-                                 uint32_t crc, std::string* bytes) const {
-  const IndexBlockCache::Key key{table_id, b};
-  if (cache_->Find(key, bytes)) return Status::OK();
+Status IndexDirectory::ReadSpan(const Table& table, uint64_t s, std::string* bytes) const {
+  const uint64_t begin = table.checkpoints[s].position;
+  const uint64_t end = table.checkpoints[s + 1].position;
+  const uint64_t first = s * table.span * K;
   auto changed = [&](const char* why) {
     return DataLoss(path() + ": index changed since it was opened: entries " +
-                    std::to_string(b * K) + ".." + std::to_string(b * K + K - 1) + " of its " +
-                    (table_id == frame_table_id_ ? "frame" : "record") + " table (bytes " +
-                    std::to_string(begin) + ".." + std::to_string(end) + ") " + why);
+                    std::to_string(first) + ".." +
+                    std::to_string(std::min(first + table.span * K, table.entries) - 1) +
+                    " of its " + table.name + " table (bytes " + std::to_string(begin) + ".." +
+                    std::to_string(end) + ") " + why);
   };
-  bytes->resize(end - begin);  // at most K * kMaxEntryBytes
+  bytes->resize(end - begin);  // at most span * K * kMaxEntryBytes
   SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(begin, bytes->size(), bytes->data()));
   if (got.size() != bytes->size()) return changed("are cut short");
-  if (Crc32c(got.data(), got.size()) != crc) return changed("no longer match their CRC");
+  if (Crc32c(got.data(), got.size()) != table.checkpoints[s].crc) {
+    return changed("no longer match their CRC");
+  }
   if (got.data() != bytes->data()) bytes->assign(got.data(), got.size());
-  cache_->Insert(key, *bytes);
+  return Status::OK();
+}
+
+template <typename Entry, typename Cursor, typename DecodeEntry>
+Status IndexDirectory::BlockAt(const Table& table, uint64_t b, DecodeEntry decode,
+                               std::string* bytes, Cursor* start) const {
+  const IndexBlockCache::Key key{table.id, b};
+  const uint64_t s = b / table.span;
+  if (table.span == 1) {  // a checkpoint per block: the cache holds the bare bytes
+    ResumeAt(table.checkpoints[s], start);
+    if (cache_->Find(key, bytes)) return Status::OK();
+    SLUICE_RETURN_IF_ERROR(ReadSpan(table, s, bytes));
+    cache_->Insert(key, *bytes);
+    return Status::OK();
+  }
+  if (cache_->Find(key, bytes) && bytes->size() >= kStatePrefixBytes) {
+    ResumeAt(Checkpoint{0, DecodeFixed64(bytes->data()), DecodeFixed32(bytes->data() + 8), 0},
+             start);
+    bytes->erase(0, kStatePrefixBytes);
+    return Status::OK();
+  }
+  std::string span;
+  SLUICE_RETURN_IF_ERROR(ReadSpan(table, s, &span));
+  ByteView rest(span);
+  Cursor cursor;
+  ResumeAt(table.checkpoints[s], &cursor);
+  Entry entry;
+  std::string cached;
+  for (uint64_t k = s * table.span; k < s * table.span + table.BlocksIn(s); ++k) {
+    PutStatePrefix(CheckpointAt(cursor), &cached);
+    if (k == b) *start = cursor;
+    const size_t from = span.size() - rest.size();
+    for (uint64_t i = k * K; i < std::min((k + 1) * K, table.entries); ++i) {
+      if (EntryFault fault = decode(&rest, &cursor, &entry)) return BadEntry(path(), i, fault);
+    }
+    const ByteView block = ByteView(span).substr(from, span.size() - rest.size() - from);
+    if (k == b) bytes->assign(block.data(), block.size());
+    cached.append(block.data(), block.size());
+    cache_->Insert(IndexBlockCache::Key{table.id, k}, cached);
+  }
   return Status::OK();
 }
 
@@ -258,20 +348,19 @@ struct DecodedBlock {
 };
 
 template <typename Entry, typename Cursor, typename DecodeEntry>
-Status IndexDirectory::LoadEntry(uint64_t table_id, uint64_t i, uint64_t begin, uint64_t end,
-                                 uint32_t crc, Cursor start, DecodeEntry decode,
+Status IndexDirectory::LoadEntry(const Table& table, uint64_t i, DecodeEntry decode,
                                  Entry* entry) const {
   thread_local DecodedBlock<Entry, Cursor> memo;
   const uint64_t b = i / K;
   const uint64_t j = i % K;
-  if (memo.table != table_id || memo.block != b || memo.decoded == 0) {
+  if (memo.table != table.id || memo.block != b || memo.decoded == 0) {
     memo.table = 0;  // until the block's bytes are in
-    SLUICE_RETURN_IF_ERROR(ReadBlock(table_id, b, begin, end, crc, &memo.bytes));
-    memo.table = table_id;
+    SLUICE_RETURN_IF_ERROR(
+        (BlockAt<Entry, Cursor>(table, b, decode, &memo.bytes, &memo.cursor)));
+    memo.table = table.id;
     memo.block = b;
     memo.consumed = 0;
     memo.decoded = 0;
-    memo.cursor = start;
   }
   if (memo.decoded <= j) {
     ByteView rest = ByteView(memo.bytes).substr(memo.consumed);
@@ -291,9 +380,8 @@ Status IndexDirectory::FrameAt(uint64_t j, IndexFrame* frame) const {
   if (j >= header_.num_frames) {
     return DataLoss(path() + ": corrupt index: frame " + std::to_string(j) + " out of range");
   }
-  const FrameCheckpoint& cp = frame_checkpoints_[j / K];
-  return LoadEntry(
-      frame_table_id_, j, cp.position, (&cp + 1)->position, cp.crc, FrameCursor{cp.end},
+  return LoadEntry<IndexFrame, FrameCursor>(
+      frames_, j,
       [](ByteView* in, FrameCursor* c, IndexFrame* f) { return DecodeFrameEntry(in, c, f); },
       frame);
 }
@@ -313,15 +401,13 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
         IndexRecord{static_cast<uint32_t>(i), 0, frame->uncompressed_bytes - kRecordOverheadBytes};
     return Status::OK();
   }
-  const RecordCheckpoint& cp = record_checkpoints_[i / K];
   const uint64_t num_frames = header_.num_frames;
-  SLUICE_RETURN_IF_ERROR(LoadEntry(
-      record_table_id_, i, cp.position, (&cp + 1)->position, cp.crc,
-      RecordCursor{cp.frame, cp.end_in_frame},
+  SLUICE_RETURN_IF_ERROR((LoadEntry<IndexRecord, RecordCursor>(
+      records_, i,
       [num_frames](ByteView* in, RecordCursor* c, IndexRecord* r) {
         return DecodeRecordEntry(in, num_frames, c, r);
       },
-      record));
+      record)));
   return FrameAt(record->frame, frame);
 }
 
@@ -356,7 +442,8 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index) {
 
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
                                                         const std::string& index_path,
-                                                        std::shared_ptr<IndexBlockCache> cache) {
+                                                        std::shared_ptr<IndexBlockCache> cache,
+                                                        uint64_t table_budget_bytes) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, fs->OpenForRead(index_path));
   char head_bytes[kIndexHeaderBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof head_bytes, head_bytes));
@@ -366,7 +453,7 @@ Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
   }
   if (cache == nullptr) cache = NewIndexBlockCache();
   auto directory = std::make_unique<IndexDirectory>(std::move(file), std::move(cache));
-  SLUICE_RETURN_IF_ERROR(directory->Scan(head));
+  SLUICE_RETURN_IF_ERROR(directory->Scan(head, table_budget_bytes));
   return std::unique_ptr<IndexLookup>(std::move(directory));
 }
 

@@ -12,8 +12,10 @@
 
 namespace sluice::format {
 
-// Entries per block of a lazily read index. The directory holds one checkpoint (24 bytes)
-// per block of each table; a lookup decodes, on average, half a block.
+// Entries per block of a lazily read index: the unit of the cache and of decoding. The
+// directory holds one checkpoint (24 bytes) per span of 1, 2, 4, ... blocks of each table,
+// the span chosen at open to fit the table's budget; a lookup whose block is cached decodes,
+// on average, half a block, a miss reads and decodes its whole span.
 inline constexpr uint64_t kIndexBlockEntries = 128;
 
 // Threading: every method is safe to call concurrently.
@@ -33,13 +35,15 @@ class IndexLookup {
 std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index);
 
 // Opens the index file: scans it once in chunks (checking the CRC and every entry as
-// ShardIndex::Parse does, with the same errors) and keeps a checkpoint per block of
-// kIndexBlockEntries entries. Lookups read the block they need from the file, check it
-// against the CRC taken at open (an index file replaced since gives a DataLoss naming it),
-// keep its bytes in `cache` (null: a cache of its own) and decode it up to the entry asked
-// for. NotFound when the file does not exist.
-Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
-                                                        const std::string& index_path,
-                                                        std::shared_ptr<IndexBlockCache> cache);
+// ShardIndex::Parse does, with the same errors) and keeps a checkpoint per span of M blocks
+// of kIndexBlockEntries entries, M the smallest power of two that keeps each table's
+// checkpoints within `table_budget_bytes` (M = 1 for all but very large tables or small
+// budgets). Lookups read the span they need from the file, check it against the CRC taken
+// at open (an index file replaced since gives a DataLoss naming it), keep its blocks in
+// `cache` (null: a cache of its own; with M > 1 each with the decoder state before it) and
+// decode the block up to the entry asked for. NotFound when the file does not exist.
+Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
+    io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,
+    uint64_t table_budget_bytes = kDefaultIndexDirectoryBytes);
 
 }  // namespace sluice::format

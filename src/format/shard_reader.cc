@@ -275,7 +275,8 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const
                                                        const ShardReaderOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
   const std::string index_path = ShardIndex::IndexPathFor(path);
-  auto index = OpenIndexDirectory(fs, index_path, options.index_cache);
+  auto index =
+      OpenIndexDirectory(fs, index_path, options.index_cache, options.index_directory_bytes);
   if (!index.ok() && index.status().code() == StatusCode::kNotFound &&
       options.build_missing_index) {
     SLUICE_ASSIGN_OR_RETURN(ShardIndex built, ShardIndex::Build(fs, path));

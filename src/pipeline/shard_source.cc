@@ -1,11 +1,22 @@
 // The RecordSource of shard files: one format::ShardReader per shard, all sharing one index
 // block cache. Per shard it holds two open files (shard and index) and the index's sparse
 // directory, never the whole index (unless the shard has no index file and it was built).
+#include <algorithm>
+
 #include "sluice/format/shard_index.h"
 #include "sluice/pipeline/source.h"
 
 namespace sluice::pipeline {
 namespace {
+
+// The index directories of a dataset's shards share this budget per table kind (frames,
+// records), split evenly between the shards, so that their memory does not grow with the
+// dataset: shards of ~4 MB of small records keep a checkpoint per block up to ~40 shards.
+constexpr uint64_t kDatasetIndexDirectoryBytes = uint64_t{512} << 10;
+// ... but never less than this per table (42 checkpoints), so that a lookup missing the
+// cache walks at most 1/41 of its table: past ~500 shards the directories grow again, by
+// 1 KiB per shard and table, next to the shard's two open files.
+constexpr uint64_t kMinIndexDirectoryBytes = uint64_t{1} << 10;
 
 class ShardSource final : public RecordSource {
  public:
@@ -43,6 +54,9 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
   // shards and records the dataset has (docs/pipeline.md, "Memory budget").
   format::ShardReaderOptions shared = options;
   if (shared.index_cache == nullptr) shared.index_cache = format::NewIndexBlockCache();
+  shared.index_directory_bytes =
+      std::min(shared.index_directory_bytes,
+               std::max(kMinIndexDirectoryBytes, kDatasetIndexDirectoryBytes / paths.size()));
   std::vector<std::unique_ptr<format::ShardReader>> readers;
   for (const std::string& path : paths) {
     SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, shared));

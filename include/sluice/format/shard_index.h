@@ -65,22 +65,30 @@ class IndexBlockCache;
 inline constexpr uint64_t kDefaultIndexCacheBytes = uint64_t{4} << 20;
 std::shared_ptr<IndexBlockCache> NewIndexBlockCache(
     uint64_t capacity_bytes = kDefaultIndexCacheBytes);
+// Default memory budget of the directory of one table of a lazily read index: 64 KiB, a
+// checkpoint per block of 128 entries up to ~350,000 entries.
+inline constexpr uint64_t kDefaultIndexDirectoryBytes = uint64_t{64} << 10;
 
 struct ShardReaderOptions {
   uint64_t max_record_bytes = kDefaultMaxRecordBytes;  // Default: 1 GiB
   bool verify_crc = true;                              // Default: true
   // Build the index in memory when "<shard>.idx" is missing (reads the whole shard once).
   // Such a reader holds the whole index (~48 bytes per record) for its life; a reader of an
-  // index file holds only a sparse directory of it (~0.2-0.4 bytes per record).
+  // index file holds only a sparse directory of it, at most index_directory_bytes per table.
   bool build_missing_index = true;                     // Default: true
   // Where the reader keeps the index blocks it reads. Readers of one pipeline share one.
   // Default: null = a cache of kDefaultIndexCacheBytes for this reader alone.
   std::shared_ptr<IndexBlockCache> index_cache;
+  // Memory budget of the directory of each of the index's two tables (frames, records): a
+  // checkpoint (24 bytes) every M blocks of 128 entries, M the smallest power of two that
+  // fits; a lookup missing the cache reads and decodes M blocks. A pipeline splits one
+  // dataset-wide budget between its shards (docs/format.md section 7).
+  uint64_t index_directory_bytes = kDefaultIndexDirectoryBytes;  // Default: 64 KiB
 };
 
 // Random access to the records of one indexed shard. The index stays on disk: the reader
-// keeps a directory of every 128th entry and reads the block of entries it needs through
-// an IndexBlockCache (docs/format.md). Tools that want the whole table use ShardIndex::Load.
+// keeps a directory of every (128 * M)th entry, M set by index_directory_bytes, and reads
+// the blocks of entries it needs through an IndexBlockCache (docs/format.md). Tools that want the whole table use ShardIndex::Load.
 // Threading: Read() and Locate() are safe to call concurrently (each call uses the caller's
 // buffers).
 class ShardReader {
