@@ -148,6 +148,9 @@ class IndexDirectory final : public IndexLookup {
   uint64_t num_records() const override { return header_.num_records; }
   uint64_t end_offset() const override { return end_offset_; }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
+  uint64_t memory_bytes() const override {
+    return (frames_.checkpoints.capacity() + records_.checkpoints.capacity()) * sizeof(Checkpoint);
+  }
 
  private:
   const std::string& path() const { return file_->path(); }
@@ -419,6 +422,10 @@ class InMemoryIndexLookup final : public IndexLookup {
   uint64_t end_offset() const override {
     const auto& frames = index_.frames();
     return frames.empty() ? 0 : frames.back().file_offset + frames.back().file_bytes;
+  }
+  uint64_t memory_bytes() const override {
+    return index_.frames().capacity() * sizeof(IndexFrame) +
+           index_.records().capacity() * sizeof(IndexRecord);
   }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override {
     if (i >= index_.num_records()) {

@@ -29,6 +29,9 @@ class IndexLookup {
   virtual uint64_t end_offset() const = 0;
   // Entry i: the record and its frame. i < num_records() (else OutOfRange).
   virtual Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const = 0;
+  // Bytes held for the index, outside any shared cache: the directory's checkpoints, or
+  // the whole table in memory.
+  virtual uint64_t memory_bytes() const = 0;
 };
 
 // The whole table in memory (~48 bytes per record for codec none).

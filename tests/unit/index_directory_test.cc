@@ -21,6 +21,12 @@ using testing::MakeRecords;
 using testing::TempDir;
 using testing::WriteShard;
 constexpr uint64_t K = kIndexBlockEntries;
+// Directory budgets per table that give spans of several blocks on small tables: 48 bytes
+// is one span for the whole table (a checkpoint and the sentinel), 120 bytes up to four.
+constexpr uint64_t kOneSpanBudget = 48;
+constexpr uint64_t kFourSpansBudget = 120;
+const std::vector<uint64_t> kBudgets = {kDefaultIndexDirectoryBytes, kFourSpansBudget,
+                                        kOneSpanBudget};
 
 void ExpectSameEntries(const IndexLookup& lazy, const ShardIndex& eager) {
   ASSERT_EQ(lazy.num_records(), eager.num_records());
@@ -72,10 +78,11 @@ ShardIndex RandomIndex(uint64_t num_frames, uint64_t num_records, uint32_t seed)
 
 class IndexDirectoryTest : public ::testing::Test {
  protected:
-  Result<std::unique_ptr<IndexLookup>> Open(const std::string& bytes, uint64_t cache_bytes = 0) {
+  Result<std::unique_ptr<IndexLookup>> Open(const std::string& bytes, uint64_t cache_bytes = 0,
+                                            uint64_t budget = kDefaultIndexDirectoryBytes) {
     EXPECT_TRUE(fs_->WriteAll("/x.idx", bytes).ok());
     return OpenIndexDirectory(fs_.get(), "/x.idx",
-                              cache_bytes ? NewIndexBlockCache(cache_bytes) : nullptr);
+                              cache_bytes ? NewIndexBlockCache(cache_bytes) : nullptr, budget);
   }
   std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
 };
@@ -94,7 +101,9 @@ TEST_F(IndexDirectoryTest, LookupEqualsParseOnRandomIndexesWithGaps) {
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
     // A cache of one block: every lookup of another block reads the file again.
     for (uint64_t cache : {uint64_t{1}, kDefaultIndexCacheBytes}) {
-      auto lazy = Open(bytes, cache);
+      for (uint64_t budget : kBudgets) {
+      SCOPED_TRACE(budget);
+      auto lazy = Open(bytes, cache, budget);
       ASSERT_TRUE(lazy.ok()) << frames << "x" << records << ": " << lazy.status().ToString();
       ExpectSameEntries(**lazy, *parsed);
       uint64_t end =
@@ -103,8 +112,51 @@ TEST_F(IndexDirectoryTest, LookupEqualsParseOnRandomIndexesWithGaps) {
       IndexRecord r;
       IndexFrame f;
       EXPECT_EQ((*lazy)->Locate(records, &r, &f).code(), StatusCode::kOutOfRange);
+      }
     }
   }
+}
+
+// Whatever the table's size, its checkpoints stay within the budget (two tables, with
+// vectors reserved to size); a lookup still finds every entry.
+TEST_F(IndexDirectoryTest, DirectoryStaysWithinItsBudget) {
+  ShardIndex eager = RandomIndex(300 * K, 900 * K + 5, 21);
+  std::string bytes = eager.Serialize();
+  auto parsed = ShardIndex::Parse(bytes, "/x.idx");
+  ASSERT_TRUE(parsed.ok());
+  for (uint64_t budget : {uint64_t{1} << 10, uint64_t{4} << 10, uint64_t{64} << 10}) {
+    SCOPED_TRACE(budget);
+    auto lazy = Open(bytes, kDefaultIndexCacheBytes, budget);
+    ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+    EXPECT_LE((*lazy)->memory_bytes(), 2 * budget);
+    ExpectSameEntries(**lazy, *parsed);
+  }
+  auto whole = Open(bytes, kDefaultIndexCacheBytes, uint64_t{1} << 30);  // a span per block
+  ASSERT_TRUE(whole.ok());
+  const uint64_t checkpoints = (300 + 1) + (901 + 1);  // with the sentinels
+  EXPECT_GE((*whole)->memory_bytes(), checkpoints * 24);
+  EXPECT_LE((*whole)->memory_bytes(), (checkpoints + 2) * 24);
+}
+
+// With spans of several blocks, a lookup missing the cache reads its whole span and caches
+// all its blocks: an index that fits the cache is read once per span, in any order.
+TEST_F(IndexDirectoryTest, RandomLookupsReadEachSpanOnceWhenTheIndexFits) {
+  ShardIndex eager = RandomIndex(10 * K, 30 * K, 12);
+  auto cache = NewIndexBlockCache();
+  ASSERT_TRUE(fs_->WriteAll("/x.idx", eager.Serialize()).ok());
+  auto lazy = OpenIndexDirectory(fs_.get(), "/x.idx", cache, kFourSpansBudget);
+  ASSERT_TRUE(lazy.ok());
+  std::mt19937 rng(3);
+  IndexRecord r;
+  IndexFrame f;
+  for (int k = 0; k < 20000; ++k) {
+    uint64_t i = rng() % (30 * K);
+    ASSERT_TRUE((*lazy)->Locate(i, &r, &f).ok());
+    ASSERT_EQ(r.offset_in_frame, eager.records()[i].offset_in_frame);
+    ASSERT_EQ(f.file_offset, eager.frames()[r.frame].file_offset);
+  }
+  EXPECT_EQ(cache->stats().blocks, 40u);
+  EXPECT_LE(cache->stats().misses, 8u);  // four spans per table
 }
 
 TEST_F(IndexDirectoryTest, ShardReaderLocateEqualsEagerIndexForEveryRecord) {
@@ -119,15 +171,20 @@ TEST_F(IndexDirectoryTest, ShardReaderLocateEqualsEagerIndexForEveryRecord) {
     ASSERT_TRUE(WriteShard(fs_.get(), path, records, o).ok());
     auto eager = ShardIndex::Load(fs_.get(), path + ".idx");
     ASSERT_TRUE(eager.ok());
-    auto lazy = OpenIndexDirectory(fs_.get(), path + ".idx", nullptr);
-    ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
-    ExpectSameEntries(**lazy, *eager);
-    auto reader = ShardReader::Open(fs_.get(), path);
-    ASSERT_TRUE(reader.ok());
-    std::string out;
-    for (uint64_t i = records.size(); i-- > 0;) {
-      ASSERT_TRUE((*reader)->Read(i, &out).ok()) << i;
-      ASSERT_EQ(out, records[i]) << i;
+    for (uint64_t budget : kBudgets) {
+      SCOPED_TRACE(budget);
+      auto lazy = OpenIndexDirectory(fs_.get(), path + ".idx", nullptr, budget);
+      ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+      ExpectSameEntries(**lazy, *eager);
+      ShardReaderOptions options;
+      options.index_directory_bytes = budget;
+      auto reader = ShardReader::Open(fs_.get(), path, options);
+      ASSERT_TRUE(reader.ok());
+      std::string out;
+      for (uint64_t i = records.size(); i-- > 0;) {
+        ASSERT_TRUE((*reader)->Read(i, &out).ok()) << i;
+        ASSERT_EQ(out, records[i]) << i;
+      }
     }
   }
 }
@@ -160,9 +217,11 @@ TEST_F(IndexDirectoryTest, CorruptIndexGivesTheErrorsOfParse) {
   size_t rejected = 0;
   for (const std::string& bytes : bad) {
     Status want = ShardIndex::Parse(bytes, "/x.idx").status();
-    Status got = Open(bytes).status();
-    ASSERT_EQ(got.code(), want.code()) << want.ToString() << " vs " << got.ToString();
-    ASSERT_EQ(got.message(), want.message());
+    for (uint64_t budget : {kDefaultIndexDirectoryBytes, kOneSpanBudget}) {
+      Status got = Open(bytes, 0, budget).status();
+      ASSERT_EQ(got.code(), want.code()) << want.ToString() << " vs " << got.ToString();
+      ASSERT_EQ(got.message(), want.message());
+    }
     if (!want.ok()) {
       ++rejected;
       EXPECT_EQ(want.message().rfind("/x.idx: corrupt index: ", 0), 0u) << want.message();
@@ -241,6 +300,7 @@ TEST_F(IndexDirectoryTest, ConcurrentLookupsThroughASharedCache) {
     o.zstd_frame_bytes = 500;
     std::string path = "/c" + std::to_string(s);
     ASSERT_TRUE(WriteShard(fs_.get(), path, records.back(), o).ok());
+    options.index_directory_bytes = s < 2 ? kDefaultIndexDirectoryBytes : kOneSpanBudget;
     auto reader = ShardReader::Open(fs_.get(), path, options);
     ASSERT_TRUE(reader.ok());
     readers.push_back(std::move(*reader));
@@ -307,6 +367,32 @@ TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLoss) {
   Status s = (*reader)->Read(K + 5, &out);  // block 1 was never cached
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("cut short"), std::string::npos) << s.message();
+}
+
+// With one span for the whole table, a changed byte anywhere fails every lookup not cached,
+// and the error names the span's entries.
+TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLossForTheWholeSpan) {
+  TempDir tmp;
+  io::FileSystem* fs = io::LocalFileSystem();
+  std::string path = tmp.path() + "/s.tfrecord";
+  auto records = MakeRecords(3 * K, 1, 30);
+  RecordWriterOptions o;
+  o.codec = Codec::kNone;  // one record per frame: lookups use the frame table alone
+  ASSERT_TRUE(WriteShard(fs, path, records, o).ok());
+  std::string idx = *fs->ReadAll(path + ".idx");
+  ShardReaderOptions options;
+  options.index_directory_bytes = kOneSpanBudget;
+  auto reader = ShardReader::Open(fs, path, options);
+  ASSERT_TRUE(reader.ok());
+  idx[32 + 3 * (2 * K + 10) + 1] ^= 0x01;  // frame 2K + 10's entry, in block 2
+  std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << idx;
+  std::string out;
+  Status s = (*reader)->Read(0, &out);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find(path + ".idx: index changed since it was opened: entries 0.." +
+                             std::to_string(3 * K - 1) + " of its frame table"),
+            std::string::npos)
+      << s.message();
 }
 
 }  // namespace
