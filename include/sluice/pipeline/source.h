@@ -34,6 +34,8 @@ std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::strin
 // Indexed shard files (any codec) read through format::ShardReader: each read is one ranged
 // read (and for zstd one frame decompression, cached per thread). Opens every shard and its
 // index ("<shard>.idx", built in memory when missing and options.build_missing_index).
+// The shards share one index block cache and one budget for their index directories
+// (docs/format.md, "How the reader uses the index").
 Result<std::shared_ptr<RecordSource>> OpenShardSource(
     io::FileSystem* fs, const std::vector<std::string>& paths,
     const format::ShardReaderOptions& options = {});
