@@ -166,8 +166,8 @@ class IndexDirectory final : public IndexLookup {
   Status ReadSpan(const Table& table, uint64_t s, std::string* bytes) const;
   // The bytes of block b of `table` into *bytes and the decoder state before it into *start:
   // from the cache, or else from the file. A span of several blocks is read whole (for its
-  // CRC) and walked with decode(ByteView*, Cursor*, Entry*) to the block's start; its blocks
-  // are cached with their start states.
+  // CRC) and walked with decode(ByteView*, Cursor*, Entry*) up to the block, which is cached
+  // with the state before it (this thread's walk is kept for the span's next blocks).
   template <typename Entry, typename Cursor, typename DecodeEntry>
   Status BlockAt(const Table& table, uint64_t b, DecodeEntry decode, std::string* bytes,
                  Cursor* start) const;
@@ -296,6 +296,19 @@ Status IndexDirectory::ReadSpan(const Table& table, uint64_t s, std::string* byt
   return Status::OK();
 }
 
+// Where a thread's walk through a span of one table stands: the span's bytes (checked),
+// the next block to walk and the decoder state before it. Lookups of the span's blocks in
+// order (sequential reads) continue the walk instead of reading the span again.
+template <typename Cursor>
+struct SpanWalk {
+  uint64_t table = 0;  // 0: no walk
+  uint64_t span = 0;
+  std::string bytes;
+  uint64_t next_block = 0;
+  size_t consumed = 0;
+  Cursor cursor;
+};
+
 template <typename Entry, typename Cursor, typename DecodeEntry>
 Status IndexDirectory::BlockAt(const Table& table, uint64_t b, DecodeEntry decode,
                                std::string* bytes, Cursor* start) const {
@@ -314,25 +327,35 @@ Status IndexDirectory::BlockAt(const Table& table, uint64_t b, DecodeEntry decod
     bytes->erase(0, kStatePrefixBytes);
     return Status::OK();
   }
-  std::string span;
-  SLUICE_RETURN_IF_ERROR(ReadSpan(table, s, &span));
-  ByteView rest(span);
-  Cursor cursor;
-  ResumeAt(table.checkpoints[s], &cursor);
-  Entry entry;
-  std::string cached;
-  for (uint64_t k = s * table.span; k < s * table.span + table.BlocksIn(s); ++k) {
-    PutStatePrefix(CheckpointAt(cursor), &cached);
-    if (k == b) *start = cursor;
-    const size_t from = span.size() - rest.size();
-    for (uint64_t i = k * K; i < std::min((k + 1) * K, table.entries); ++i) {
-      if (EntryFault fault = decode(&rest, &cursor, &entry)) return BadEntry(path(), i, fault);
-    }
-    const ByteView block = ByteView(span).substr(from, span.size() - rest.size() - from);
-    if (k == b) bytes->assign(block.data(), block.size());
-    cached.append(block.data(), block.size());
-    cache_->Insert(IndexBlockCache::Key{table.id, k}, cached);
+  thread_local SpanWalk<Cursor> walk;
+  if (walk.table != table.id || walk.span != s || walk.next_block > b) {
+    walk.table = 0;  // until the span's bytes are in
+    SLUICE_RETURN_IF_ERROR(ReadSpan(table, s, &walk.bytes));
+    walk = {table.id, s, std::move(walk.bytes), s * table.span, 0, Cursor{}};
+    ResumeAt(table.checkpoints[s], &walk.cursor);
   }
+  // Walks blocks next_block..b, decoding their entries only to advance the state.
+  ByteView rest = ByteView(walk.bytes).substr(walk.consumed);
+  Entry entry;
+  for (; walk.next_block <= b; ++walk.next_block) {
+    const size_t from = walk.bytes.size() - rest.size();
+    *start = walk.cursor;
+    const uint64_t k = walk.next_block;
+    for (uint64_t i = k * K; i < std::min((k + 1) * K, table.entries); ++i) {
+      if (EntryFault fault = decode(&rest, &walk.cursor, &entry)) {
+        walk.table = 0;
+        return BadEntry(path(), i, fault);
+      }
+    }
+    if (k == b) {
+      const size_t size = walk.bytes.size() - rest.size() - from;
+      PutStatePrefix(CheckpointAt(*start), bytes);
+      bytes->append(walk.bytes, from, size);
+      cache_->Insert(key, *bytes);
+      bytes->erase(0, kStatePrefixBytes);
+    }
+  }
+  walk.consumed = walk.bytes.size() - rest.size();
   return Status::OK();
 }
 
