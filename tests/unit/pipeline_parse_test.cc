@@ -8,6 +8,7 @@ namespace {
 
 using format::ExampleBuilder;
 using testing::MakeIt;
+using testing::StreamError;
 
 // Record i: image = i+1 bytes of 'a'+i, label = i, box = {i, i+0.5, i+1}, tags = i strings.
 std::shared_ptr<RecordSource> Examples(int n, bool drop_label_of_3 = false) {
@@ -72,16 +73,7 @@ TEST(PipelineParseExample, BatchesAndPadsParsedFeatures) {
 
 TEST(PipelineParseExample, MissingFeatureNamesFeatureAndRecord) {
   auto it = MakeIt(Dataset::FromSource(Examples(6, true)).ParseExample(Specs()), 1);
-  Element e;
-  Status s;
-  for (;;) {
-    Result<bool> r = it->Next(&e);
-    if (!r.ok()) {
-      s = r.status();
-      break;
-    }
-    ASSERT_TRUE(*r);
-  }
+  Status s = StreamError(it.get());
   EXPECT_NE(s.message().find("parse_example: shard 'memory-shard-1' record 1"), std::string::npos)
       << s.ToString();
   EXPECT_NE(s.message().find("feature 'label' is missing"), std::string::npos);

@@ -16,6 +16,7 @@ using testing::IdMap;
 using testing::Ids;
 using testing::MakeIt;
 using testing::ParseId;
+using testing::StreamError;
 using Clock = std::chrono::steady_clock;
 
 // Fails every record whose global id is in `bad`, like a shard with a damaged frame.
@@ -69,16 +70,7 @@ TEST(PipelineErrors, MapErrorNamesTheMapStage) {
   MapOptions mo = IdMap(3);
   mo.name = "decode";
   auto it = MakeIt(Ids({10, 10}).Map(fail17, mo), 3);
-  Element e;
-  Status s;
-  for (;;) {
-    Result<bool> r = it->Next(&e);
-    if (!r.ok()) {
-      s = r.status();
-      break;
-    }
-    ASSERT_TRUE(*r) << "the error must not be lost";
-  }
+  Status s = StreamError(it.get());
   EXPECT_NE(s.message().find("map:decode: shard 'memory-shard-1' record 7"), std::string::npos)
       << s.ToString();
   EXPECT_NE(s.message().find("cannot decode image"), std::string::npos);

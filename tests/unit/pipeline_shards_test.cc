@@ -14,6 +14,7 @@ using testing::Drain;
 using testing::IdMap;
 using testing::MakeIt;
 using testing::ParseId;
+using testing::StreamError;
 
 class PipelineShards : public ::testing::Test {
  protected:
@@ -88,17 +89,8 @@ TEST_F(PipelineShards, DamagedRecordIsReportedWithPathAndOffset) {
   Corrupt(fs_.get(), paths_[0]);
   auto it = MakeIt(Open().Map(ParseId, IdMap(2)), 2);
   std::vector<int64_t> got;
-  Element e;
-  Status s;
-  for (;;) {
-    Result<bool> r = it->Next(&e);
-    if (!r.ok()) {
-      s = r.status();
-      break;
-    }
-    ASSERT_TRUE(*r);
-    got.push_back(*e.tensors[0].data<int64_t>());
-  }
+  Status s = StreamError(it.get(),
+                         [&](const Element& e) { got.push_back(*e.tensors[0].data<int64_t>()); });
   EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("/data/part-0.tfrecord: record 3 at offset"), std::string::npos)

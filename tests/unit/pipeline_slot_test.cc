@@ -18,6 +18,7 @@ namespace {
 
 using testing::Ids;
 using testing::MakeIt;
+using testing::StreamError;
 
 constexpr int64_t kWidth = 5;  // floats per slot: 20 bytes, so slots are not 64-byte aligned
 
@@ -179,16 +180,7 @@ TEST(PipelineSlot, SkippedBadElementLeavesNoHole) {
 TEST(PipelineSlot, RaisedErrorNamesTheRecordAsWithoutSlots) {
   SlotMap map({11});
   auto it = MakeIt(Build(&map, true, 4), Threads(2));
-  Element e;
-  Status s;
-  for (;;) {
-    Result<bool> r = it->Next(&e);
-    if (!r.ok()) {
-      s = r.status();
-      break;
-    }
-    ASSERT_TRUE(*r) << "the bad record was not reported";
-  }
+  Status s = StreamError(it.get());
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("map:slot"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("bad record 11"), std::string::npos) << s.ToString();

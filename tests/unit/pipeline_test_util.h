@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,22 @@ inline std::vector<int64_t> Drain(Iterator* it, size_t max_elements = SIZE_MAX,
   return ids;
 }
 
+// Next() until the stream fails and returns that error, calling `each` on every element
+// delivered before it. A stream that ends without an error fails the test (the error was
+// lost) and returns OK.
+inline Status StreamError(Iterator* it, const std::function<void(const Element&)>& each = {}) {
+  Element e;
+  for (;;) {
+    Result<bool> r = it->Next(&e);
+    if (!r.ok()) return r.status();
+    if (!*r) {
+      ADD_FAILURE() << "the stream ended without reporting the error";
+      return Status::OK();
+    }
+    if (each) each(e);
+  }
+}
+
 inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, const PipelineOptions& o) {
   auto it = ds.MakeIterator(o);
   EXPECT_TRUE(it.ok()) << it.status().ToString();
@@ -88,9 +105,7 @@ inline std::unique_ptr<Iterator> MakeIt(const Dataset& ds, uint32_t threads = 2,
   PipelineOptions o;
   o.threads = threads;
   o.autotune = autotune;
-  auto it = ds.MakeIterator(o);
-  EXPECT_TRUE(it.ok()) << it.status().ToString();
-  return it.ok() ? std::move(it).value() : nullptr;
+  return MakeIt(ds, o);
 }
 
 }  // namespace sluice::pipeline::testing

@@ -22,6 +22,7 @@ using pipeline::FeatureSpec;
 using pipeline::Iterator;
 using pipeline::Shape;
 using pipeline::testing::MakeIt;
+using pipeline::testing::StreamError;
 
 constexpr int kImages = 24;
 constexpr int kTruncated = 13;  // record index of the truncated JPEG (one shard)
@@ -186,18 +187,8 @@ TEST_F(DecodeImageStage, TruncatedJpegRaisesNamingShardAndRecord) {
   DecodeImageOptions o = Augment();
   o.on_error = ErrorPolicy::kRaise;
   auto it = MakeIt(Decoded(o, 1), 2);
-  Element e;
-  Status s;
   int good = 0;
-  for (;;) {
-    Result<bool> r = it->Next(&e);
-    if (!r.ok()) {
-      s = r.status();
-      break;
-    }
-    ASSERT_TRUE(*r) << "the truncated record was not reported";
-    ++good;
-  }
+  Status s = StreamError(it.get(), [&](const Element&) { ++good; });
   EXPECT_LT(good, kImages);
   EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
   EXPECT_NE(s.message().find("map:decode_image"), std::string::npos) << s.ToString();
