@@ -80,6 +80,7 @@ struct StageCounters {
   std::atomic<uint32_t> parallelism{1};
   std::atomic<uint64_t> chunks{0};         // runner stages: chunks produced ...
   std::atomic<uint64_t> helped_chunks{0};  // ... of which by the consumer's thread
+  std::atomic<uint64_t> tasks{0};          // pool tasks submitted
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> quarantined{0};
   // The value autotune last set for this stage's knob (0: never). Counters outlive repeat's

@@ -73,11 +73,13 @@ bool ParallelRunner::RoomLocked() const {
   return outstanding < window_ && !ctx_->budget()->exhausted();
 }
 
-void ParallelRunner::MaybeScheduleLocked() {
+void ParallelRunner::MaybeScheduleLocked(bool by_consumer) {
   if (stopping_ || input_done_) return;
-  while (scheduled_ + running_ < parallelism_ && RoomLocked() &&
+  const bool consumer_pulls = by_consumer && consumer_quick_;
+  while (!consumer_pulls && scheduled_ + running_ < parallelism_ && RoomLocked() &&
          pulled_ - consumed_ + scheduled_ < window_) {
     ++scheduled_;
+    counters_->Add(counters_->tasks, 1);
     ctx_->pool()->Submit([gate = gate_] { RunTask(gate); });
   }
   // Output-blocked time: nothing runs because the consumer has not taken what is ready.
@@ -126,7 +128,7 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
     std::lock_guard<std::mutex> l(mu_);
     if (c->end || !c->status.ok()) input_done_ = true;
     input_mu_.unlock();
-    MaybeScheduleLocked();  // the next pull can start while this chunk is worked on
+    MaybeScheduleLocked(by_consumer);  // the next pull can start while this chunk is worked on
   }
   if (c->size > 0) work_->Work(c);
   ThreadClock clock2 = clocked ? ReadThreadClock() : ThreadClock();
@@ -206,11 +208,12 @@ Chunk* ParallelRunner::PopReadyLocked() {
 
 Result<Chunk*> ParallelRunner::TakeChunk() {
   std::unique_lock<std::mutex> l(mu_);
-  MaybeScheduleLocked();
+  MaybeScheduleLocked(true);
   for (;;) {
     if (stopping_) return Cancelled("iterator cancelled");
     if (Chunk* c = PopReadyLocked()) {
-      MaybeScheduleLocked();
+      MaybeScheduleLocked(true);
+      if (options_.consumer_first) taken_ns_ = NowNs();
       return c;
     }
     if (input_done_ && pulled_ == consumed_) return nullptr;  // unordered end of stream
@@ -229,7 +232,7 @@ void ParallelRunner::Recycle(Chunk* c) {
   std::lock_guard<std::mutex> l(mu_);
   c->charged = 0;
   free_.push_back(c);
-  MaybeScheduleLocked();
+  MaybeScheduleLocked(true);
 }
 
 Result<bool> ParallelRunner::Next(Element* out) {
@@ -241,6 +244,9 @@ Result<bool> ParallelRunner::Next(Element* out) {
       }
       if (!cur_->status.ok()) return cur_->status;
       if (cur_->end) return false;
+      if (options_.consumer_first) {  // back for the next chunk: how long was it away?
+        consumer_quick_ = NowNs() - taken_ns_ < options_.quick_consumer_ns;
+      }
       Recycle(cur_);
       cur_ = nullptr;
     }

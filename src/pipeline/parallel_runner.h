@@ -76,6 +76,16 @@ struct RunnerOptions {
   bool tunable = false;        // register with autotune
   size_t max_parallelism = 1;  // autotune's bounds
   size_t max_window = 2;
+  // A quick consumer (back for its next chunk within quick_consumer_ns of taking the last
+  // one) pulls the next chunk itself: no pool task is started on its behalf. Such a task
+  // could get ahead of the consumer by at most that gap, minus its own wake-up, and mostly
+  // wins the race for the input: the pull then moves to a pool thread (which the upstream
+  // stages need) while the consumer sleeps until it is done. A consumer away for longer (a
+  // training step) gets the chunks pulled ahead as usual. For stages whose work is the pull.
+  // Default: false.
+  bool consumer_first = false;
+  // Default: 10 us, about the wake-up latency of a parked pool thread.
+  uint64_t quick_consumer_ns = 10'000;
 };
 
 class ParallelRunner final : public Tunable {
@@ -108,7 +118,10 @@ class ParallelRunner final : public Tunable {
   // Autotune's new value (clamped to the bounds), remembered in counters_->tuned.
   void SetValueLocked(size_t v);
   bool RoomLocked() const;
-  void MaybeScheduleLocked();
+  // Submits tasks while there is room and parallelism to spare. `by_consumer`: called on the
+  // consumer's thread, which submits nothing while it pulls the chunks itself (a quick
+  // consumer, RunnerOptions::consumer_first).
+  void MaybeScheduleLocked(bool by_consumer = false);
   // Pulls and transforms one chunk. Called with input_mu_ held; releases it. Returns false
   // when it pulled nothing (no room, input done, stopping).
   bool RunOneHoldingInput(bool by_consumer);
@@ -162,6 +175,8 @@ class ParallelRunner final : public Tunable {
   // Consumer side (only the consumer's thread touches these).
   Chunk* cur_ = nullptr;
   bool finished_ = false;
+  uint64_t taken_ns_ = 0;        // when TakeChunk last returned a chunk (consumer_first)
+  bool consumer_quick_ = false;  // it came back for the last one within quick_consumer_ns
 };
 
 }  // namespace sluice::pipeline

@@ -37,6 +37,7 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
     ro.tunable = ctx->options().autotune && node->depth() == kAutotune;
     ro.max_parallelism = 1;
     ro.max_window = std::max(ro.window, kMaxDepth);
+    ro.consumer_first = true;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
   ~PrefetchIterator() override { runner_->Shutdown(); }
