@@ -37,7 +37,9 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
     ro.tunable = ctx->options().autotune && node->depth() == kAutotune;
     ro.max_parallelism = 1;
     ro.max_window = std::max(ro.window, kMaxDepth);
-    ro.consumer_first = true;
+    // On one CPU a pool task that pulls whole chunks is the cheapest schedule: the stages
+    // above it then run in its thread instead of switching with the consumer per chunk.
+    ro.consumer_first = UsableCpus() > 1;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
   ~PrefetchIterator() override { runner_->Shutdown(); }
