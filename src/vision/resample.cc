@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "vision/cpu_features.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -107,7 +109,90 @@ SLUICE_INLINE void HorizontalRow(const float* __restrict in, const ResampleAxis&
   }
 }
 
-// What one Resampler::Run needs, gathered so the kernels below take one argument.
+using HorizontalFn = void (*)(const float* in, const ResampleAxis& axis, int32_t origin,
+                             int32_t taps, const float* pair_weights, float* out);
+
+template <int kTaps>
+void HorizontalBaseline(const float* in, const ResampleAxis& axis, int32_t origin, int32_t taps,
+                        const float* /*pair_weights*/, float* out) {
+  HorizontalRow<kTaps>(in, axis, origin, taps, out);
+}
+
+#if defined(__x86_64__)
+// AVX2 version of HorizontalRow: two output pixels per 8-lane vector (pixel x in the low
+// half, x + 1 in the high half), with weights pre-paired by PairWeights. Same sums in the
+// same order as HorizontalRow, per lane. With an odd width the last pair's high half is
+// pixel x again with zero weights, and its store runs 4 floats past the row (slack).
+__attribute__((target("avx2,fma"))) SLUICE_INLINE __m256 Load2(const float* lo, const float* hi) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
+}
+
+template <int kTaps>
+__attribute__((target("avx2,fma"))) void HorizontalAvx2(const float* __restrict in,
+                                                        const ResampleAxis& axis, int32_t origin,
+                                                        int32_t taps,
+                                                        const float* __restrict pair_weights,
+                                                        float* __restrict out) {
+  const int32_t n = kTaps > 0 ? kTaps : taps;
+  const uint32_t out_size = axis.out_size();
+  const int32_t* __restrict first = &axis.first(0);
+  const float* w = pair_weights;
+  for (uint32_t x = 0; x < out_size; x += 2, w += 8 * n) {
+    const float* lo = in + 3 * (first[x] - origin);
+    const float* hi = x + 1 < out_size ? in + 3 * (first[x + 1] - origin) : lo;
+    __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+    int32_t k = 0;
+    for (; k + 1 < n; k += 2) {
+      even = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8 * k), Load2(lo + 3 * k, hi + 3 * k), even);
+      odd = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8 * k + 8), Load2(lo + 3 * k + 3, hi + 3 * k + 3), odd);
+    }
+    if (k < n) even = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8 * k), Load2(lo + 3 * k, hi + 3 * k), even);
+    _mm256_storeu_ps(out + 4 * x, _mm256_add_ps(even, odd));
+  }
+}
+
+// The horizontal weights of output pixels x and x + 1 as HorizontalAvx2 reads them: per
+// pair and tap, weight(x) four times, then weight(x + 1) four times.
+void PairWeights(const ResampleAxis& axis, std::vector<float>* out) {
+  const uint32_t pairs = (axis.out_size() + 1) / 2;
+  const size_t n = static_cast<size_t>(axis.max_count());
+  out->assign(size_t{pairs} * n * 8, 0.0f);
+  float* w = out->data();
+  for (uint32_t x = 0; x < axis.out_size(); ++x) {
+    float* pair = w + size_t{x / 2} * n * 8 + (x % 2) * 4;
+    for (size_t k = 0; k < n; ++k) std::fill(pair + 8 * k, pair + 8 * k + 4, axis.weights(x)[k]);
+  }
+}
+#endif
+
+// The horizontal kernels specialised for the common tap counts (a compile-time trip count).
+#define SLUICE_BY_TAPS(kernel, taps) \
+  switch (taps) {                    \
+    case 2:                          \
+      return kernel<2>;              \
+    case 3:                          \
+      return kernel<3>;              \
+    case 4:                          \
+      return kernel<4>;              \
+    case 5:                          \
+      return kernel<5>;              \
+    case 6:                          \
+      return kernel<6>;              \
+    case 7:                          \
+      return kernel<7>;              \
+    case 8:                          \
+      return kernel<8>;              \
+    default:                         \
+      return kernel<0>;              \
+  }
+
+HorizontalFn BaselineHorizontal(int32_t taps) { SLUICE_BY_TAPS(HorizontalBaseline, taps) }
+#if defined(__x86_64__)
+HorizontalFn Avx2Horizontal(int32_t taps) { SLUICE_BY_TAPS(HorizontalAvx2, taps) }
+#endif
+#undef SLUICE_BY_TAPS
+
+// What one Resampler::Run needs.
 struct Pass {
   const uint8_t* pixels;
   size_t stride;
@@ -115,13 +200,14 @@ struct Pass {
   const ResampleAxis* vertical;
   RowSink* sink;
   float* column_sums;  // n + padding floats
-  float* row;          // 4 * out width floats (RGBX)
+  float* row;          // 4 * (out width + 1) floats (RGBX, one pixel of slack)
   size_t n;            // bytes of the used columns in a row
   VerticalFn vertical_row;
+  HorizontalFn horizontal_row;
+  const float* pair_weights;  // for HorizontalAvx2
 };
 
-template <int kTaps>
-SLUICE_INLINE void Rows(const Pass& p) {
+void Rows(const Pass& p) {
   const int32_t x0 = p.horizontal->lo();
   const int32_t taps = p.horizontal->max_count();
   const size_t row_floats = size_t{p.horizontal->out_size()} * 4;
@@ -132,46 +218,11 @@ SLUICE_INLINE void Rows(const Pass& p) {
       const uint8_t* first_row = p.pixels + p.vertical->first(y) * p.stride + size_t(x0) * 3;
       p.vertical_row(first_row, p.stride, p.vertical->count(y), p.vertical->weights(y), p.n,
                      p.column_sums);
-      HorizontalRow<kTaps>(p.column_sums, *p.horizontal, x0, taps, p.row);
+      p.horizontal_row(p.column_sums, *p.horizontal, x0, taps, p.pair_weights, p.row);
     }
     p.sink->WriteRow(y, p.row);
   }
 }
-
-// The passes specialised for the common tap counts, compiled once per instruction set.
-#define SLUICE_DISPATCH_TAPS(p)          \
-  switch ((p).horizontal->max_count()) { \
-    case 2:                              \
-      return Rows<2>(p);                 \
-    case 3:                              \
-      return Rows<3>(p);                 \
-    case 4:                              \
-      return Rows<4>(p);                 \
-    case 5:                              \
-      return Rows<5>(p);                 \
-    case 6:                              \
-      return Rows<6>(p);                 \
-    case 7:                              \
-      return Rows<7>(p);                 \
-    case 8:                              \
-      return Rows<8>(p);                 \
-    default:                             \
-      return Rows<0>(p);                 \
-  }
-
-void RunBaseline(const Pass& p) { SLUICE_DISPATCH_TAPS(p) }
-
-#if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) void RunAvx2(const Pass& p) { SLUICE_DISPATCH_TAPS(p) }
-
-bool HaveAvx2() {
-  static const bool have = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return have;
-}
-#endif
 
 }  // namespace
 
@@ -232,16 +283,27 @@ void Resampler::Run(const uint8_t* pixels, size_t stride, const ResampleAxis& ho
   const size_t padding = size_t(horizontal.max_count()) * 3 + 1;
   column_sums_.resize(n + padding);
   std::fill(column_sums_.begin() + n, column_sums_.end(), 0.0f);
-  row_.resize(size_t{horizontal.out_size()} * 4);
-  Pass pass{pixels,      stride, &horizontal,        &vertical, sink, column_sums_.data(),
-            row_.data(), n,      VerticalRowBaseline};
+  row_.resize((size_t{horizontal.out_size()} + 1) * 4);
+  Pass pass{pixels,
+            stride,
+            &horizontal,
+            &vertical,
+            sink,
+            column_sums_.data(),
+            row_.data(),
+            n,
+            VerticalRowBaseline,
+            BaselineHorizontal(horizontal.max_count()),
+            nullptr};
 #if defined(__x86_64__)
-  if (HaveAvx2()) {
+  if (internal::HaveAvx2Fma()) {
+    PairWeights(horizontal, &pair_weights_);
     pass.vertical_row = VerticalRowAvx2;
-    return RunAvx2(pass);
+    pass.horizontal_row = Avx2Horizontal(horizontal.max_count());
+    pass.pair_weights = pair_weights_.data();
   }
 #endif
-  RunBaseline(pass);
+  Rows(pass);
 }
 
 }  // namespace sluice::vision

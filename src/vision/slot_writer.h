@@ -19,6 +19,13 @@ struct PixelMap {
   std::array<float, 3> scale{}, bias{}, pad{};
 };
 
+// What SlotWriter applies to each row: value = pixel * scale[c] + bias[c], mirrored when
+// flipping.
+struct RowMap {
+  std::array<float, 3> scale{}, bias{};
+  bool flip = false;
+};
+
 // Reusable row buffer of a SlotWriter (kept in DecodeScratch).
 struct SlotRows {
   std::vector<float> values;
@@ -42,6 +49,7 @@ class SlotWriter final : public RowSink {
   OutputSpec spec_;
   PixelMap map_;
   CropPlan plan_;
+  RowMap row_map_;
   uint8_t* out_;
   SlotRows* rows_;
 };

@@ -68,6 +68,7 @@ class Resampler {
  private:
   std::vector<float> column_sums_;  // one row: the vertical pass over the used columns
   std::vector<float> row_;          // one output row, RGBX
+  std::vector<float> pair_weights_; // horizontal weights laid out for the AVX2 kernel
 };
 
 }  // namespace sluice::vision
