@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "vision/cpu_features.h"
+#include "vision/transpose8.h"
 
 namespace sluice::vision::internal {
 namespace {
@@ -85,7 +86,7 @@ void InterleavedRow(const float* rgbx, size_t n, const RowMap& m, float* out) {
 // Eight pixels at a time: four loads of two RGBX pixels, a 4x4 transpose per 128-bit lane,
 // one permute back into pixel order (reversed when flipping).
 __attribute__((target("avx2"))) void PlanarRowAvx2(const float* rgbx, size_t n, const RowMap& m,
-                                                  float* out) {
+                                                   float* out) {
   const __m256i order = m.flip ? _mm256_setr_epi32(7, 3, 6, 2, 5, 1, 4, 0)
                                : _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   const __m256 sr = _mm256_set1_ps(m.scale[0]), sg = _mm256_set1_ps(m.scale[1]),
@@ -118,6 +119,36 @@ __attribute__((target("avx2"))) void PlanarRowAvx2(const float* rgbx, size_t n, 
     r[at] = rgbx[4 * j] * m.scale[0] + m.bias[0];
     g[at] = rgbx[4 * j + 1] * m.scale[1] + m.bias[1];
     b[at] = rgbx[4 * j + 2] * m.scale[2] + m.bias[2];
+  }
+}
+
+// A RowBlock as planar rows: out[(r * 3 + c) * n + j] for block row r, channel c and output
+// column j (mirrored when flipping). 8x8 transposes turn 8 columns of 8 rows into 8 rows of
+// 8 columns.
+__attribute__((target("avx2"))) void PlanarBlockAvx2(const RowBlock& block, const RowMap& m,
+                                                     float* out) {
+  const size_t n = block.width;
+  const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+  for (size_t c = 0; c < 3; ++c) {
+    const __m256 s = _mm256_set1_ps(m.scale[c]), b = _mm256_set1_ps(m.bias[c]);
+    size_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+      __m256 v[8];
+      for (size_t i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(block.lanes + ((x + i) * 3 + c) * 8);
+      Transpose8(v);  // v[r] = columns x..x+7 of row r
+      const size_t at = m.flip ? n - 8 - x : x;
+      for (size_t r = 0; r < block.rows; ++r) {
+        __m256 value = _mm256_add_ps(_mm256_mul_ps(v[r], s), b);
+        if (m.flip) value = _mm256_permutevar8x32_ps(value, reverse);
+        _mm256_storeu_ps(out + (r * 3 + c) * n + at, value);
+      }
+    }
+    for (; x < n; ++x) {
+      const size_t at = m.flip ? n - 1 - x : x;
+      for (size_t r = 0; r < block.rows; ++r) {
+        out[(r * 3 + c) * n + at] = block.lanes[(x * 3 + c) * 8 + r] * m.scale[c] + m.bias[c];
+      }
+    }
   }
 }
 
@@ -223,6 +254,26 @@ void SlotWriter::WriteRow(uint32_t y, const float* rgbx) {
   InterleavedRow(rgbx, cw, row_map_, values);
 #endif
   Store(values, 3 * cw, (row * canvas_w + plan_.content_x) * 3);
+}
+
+void SlotWriter::WriteBlock(const RowBlock& block) {
+#if defined(__x86_64__)
+  if (spec_.layout == Layout::kNCHW && HaveAvx2Fma()) {
+    const size_t n = block.width;
+    rows_->block.resize(8 * 3 * n);
+    float* values = rows_->block.data();
+    PlanarBlockAvx2(block, row_map_, values);
+    const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
+    for (size_t r = 0; r < block.rows; ++r) {
+      const size_t row = plan_.content_y + size_t{block.y0} + r;
+      for (size_t c = 0; c < 3; ++c) {
+        Store(values + (r * 3 + c) * n, n, (c * canvas_h + row) * canvas_w + plan_.content_x);
+      }
+    }
+    return;
+  }
+#endif
+  RowSink::WriteBlock(block);
 }
 
 }  // namespace sluice::vision::internal

@@ -29,6 +29,7 @@ struct RowMap {
 // Reusable row buffer of a SlotWriter (kept in DecodeScratch).
 struct SlotRows {
   std::vector<float> values;
+  std::vector<float> block;  // WriteBlock: up to 8 rows of values
 };
 
 // `out` must be aligned to the dtype's size (the slot is written through typed pointers).
@@ -41,6 +42,8 @@ class SlotWriter final : public RowSink {
   void FillPadding();
   // Row y of the content rectangle, RGBX, in source (unmirrored) order.
   void WriteRow(uint32_t y, const float* rgbx) override;
+  // NCHW with AVX2: transposes the block straight into planar rows; otherwise row by row.
+  void WriteBlock(const RowBlock& block) override;
 
  private:
   // Stores n values (already in output order) at element offset `element` of the slot.

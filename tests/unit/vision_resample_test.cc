@@ -123,10 +123,10 @@ TEST(Resampler, MatchesTheSeparableSumForEveryTapCountAndWidth) {
   const uint32_t w = 97, h = 61;
   std::vector<uint8_t> img(w * h * 3);
   for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>((i * 7919) % 251);
-  for (auto [x0, x1, ow] : {std::tuple{0.0, 97.0, 97u}, std::tuple{0.0, 97.0, 48u},
-                            std::tuple{5.5, 90.0, 33u}, std::tuple{1.0, 96.0, 19u},
-                            std::tuple{0.0, 97.0, 9u}, std::tuple{0.0, 97.0, 4u},
-                            std::tuple{10.0, 20.0, 31u}, std::tuple{0.0, 97.0, 1u}}) {
+  for (auto [x0, x1, ow] :
+       {std::tuple{0.0, 97.0, 97u}, std::tuple{0.0, 97.0, 48u}, std::tuple{5.5, 90.0, 33u},
+        std::tuple{1.0, 96.0, 19u}, std::tuple{0.0, 97.0, 9u}, std::tuple{0.0, 97.0, 4u},
+        std::tuple{10.0, 20.0, 31u}, std::tuple{0.0, 97.0, 1u}}) {
     ResampleAxis x, y;
     x.Compute(w, x0, x1, ow);
     y.Compute(h, 2.0, 59.0, 13);

@@ -120,8 +120,8 @@ TEST(ImageTransform, EveryWidthAndFlipAgreesAcrossLayouts) {
       std::vector<Op> ops = {Resize{0, 5, w}, kImageNet};
       if (flip) ops.push_back(always);
       auto nchw = ImageTransform::Make(ops, {DType::kFloat32, Layout::kNCHW});
-      auto plain = ImageTransform::Make({Resize{0, 5, w}, kImageNet},
-                                        {DType::kFloat32, Layout::kNHWC});
+      auto plain =
+          ImageTransform::Make({Resize{0, 5, w}, kImageNet}, {DType::kFloat32, Layout::kNHWC});
       ASSERT_TRUE(nchw.ok() && plain.ok());
       DecodeScratch scratch;
       auto a = ApplyTo<float>(*nchw, jpeg, 5, &scratch);
