@@ -117,9 +117,27 @@ bool Shape::operator==(const Shape& o) const {
 // ---- Buffer ----
 
 namespace {
+// Capacity classes: powers of two up to 64 KiB, then four steps per doubling (2^k times 1,
+// 1.25, 1.5, 1.75). A batch buffer of 154 MB (256 float32 images of 3x224x224) gets 168 MB,
+// not 256: retained free buffers count by capacity against the pool's limit, so a tight
+// class keeps more of them (untouched capacity costs address space only).
+constexpr unsigned kStepsPerDoubling = 4;
+constexpr unsigned kFineFromLog2 = 16;  // classes below 64 KiB are powers of two
+
+size_t ClassCapacity(uint8_t cls) {
+  const unsigned k = cls / kStepsPerDoubling, step = cls % kStepsPerDoubling;
+  return (size_t{1} << k) + step * ((size_t{1} << k) / kStepsPerDoubling);
+}
+
 uint8_t SizeClassFor(size_t bytes) {
-  size_t cap = std::bit_ceil(std::max<size_t>(bytes, kBufferAlignment));
-  return static_cast<uint8_t>(std::countr_zero(cap));
+  bytes = std::max<size_t>(bytes, kBufferAlignment);
+  const unsigned k = std::bit_width(bytes) - 1;  // 2^k <= bytes < 2^(k+1)
+  unsigned cls = k * kStepsPerDoubling;
+  if (bytes == size_t{1} << k) return static_cast<uint8_t>(cls);
+  if (k < kFineFromLog2) return static_cast<uint8_t>(cls + kStepsPerDoubling);
+  const size_t step = (size_t{1} << k) / kStepsPerDoubling;
+  cls += static_cast<unsigned>((bytes - (size_t{1} << k) + step - 1) / step);  // 1..4
+  return static_cast<uint8_t>(cls);
 }
 }  // namespace
 
@@ -146,7 +164,7 @@ void Buffer::Release() {
 
 BufferRef AllocateBuffer(size_t bytes) {
   uint8_t cls = SizeClassFor(bytes);
-  return BufferRef(Buffer::Create(size_t{1} << cls, cls, std::weak_ptr<BufferPool>()));
+  return BufferRef(Buffer::Create(ClassCapacity(cls), cls, std::weak_ptr<BufferPool>()));
 }
 
 // ---- BufferPool ----
@@ -175,7 +193,7 @@ BufferRef BufferPool::Allocate(size_t bytes) {
     }
   }
   allocations_.fetch_add(1, std::memory_order_relaxed);
-  return BufferRef(Buffer::Create(size_t{1} << cls, cls, weak_from_this()));
+  return BufferRef(Buffer::Create(ClassCapacity(cls), cls, weak_from_this()));
 }
 
 void BufferPool::Recycle(Buffer* b) {

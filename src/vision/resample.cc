@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "vision/cpu_features.h"
+#include "vision/transpose8.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -43,8 +46,6 @@ void VerticalRowBaseline(const uint8_t* first_row, size_t stride, int32_t count,
     for (size_t i = 0; i < n; ++i) out[i] += wk * static_cast<float>(row[i]);
   }
 }
-
-using VerticalFn = void (*)(const uint8_t*, size_t, int32_t, const float*, size_t, float*);
 
 #if defined(__x86_64__)
 // AVX2 version: 16 columns at a time, every tap summed in registers (one store per column).
@@ -107,7 +108,91 @@ SLUICE_INLINE void HorizontalRow(const float* __restrict in, const ResampleAxis&
   }
 }
 
-// What one Resampler::Run needs, gathered so the kernels below take one argument.
+using HorizontalFn = void (*)(const float* in, const ResampleAxis& axis, int32_t origin,
+                              int32_t taps, float* out);
+
+template <int kTaps>
+void HorizontalBaseline(const float* in, const ResampleAxis& axis, int32_t origin, int32_t taps,
+                        float* out) {
+  HorizontalRow<kTaps>(in, axis, origin, taps, out);
+}
+
+#if defined(__x86_64__)
+// ---- AVX2: 8 output rows at a time ----
+// The vertical pass fills 8 rows; a transpose turns them into columns of 8 rows (3 floats
+// per input pixel, 8 lanes each), so the horizontal pass computes 8 rows of one output
+// pixel per vector: a tap is one broadcast weight and three multiply-adds, against four
+// loads, an insert and a multiply-add per 2 pixels of one row in the row-wise kernel.
+
+// rows: 8 rows of n8 floats (n8 a multiple of 8) -> columns: n8 groups of 8 (one per row).
+__attribute__((target("avx2"))) void TransposeRows(const float* rows, size_t n8, float* columns) {
+  __m256 v[8];
+  for (size_t j = 0; j < n8; j += 8) {
+    for (size_t r = 0; r < 8; ++r) v[r] = _mm256_loadu_ps(rows + r * n8 + j);
+    internal::Transpose8(v);
+    for (size_t i = 0; i < 8; ++i) _mm256_storeu_ps(columns + (j + i) * 8, v[i]);
+  }
+}
+
+using HorizontalBlockFn = void (*)(const float* columns, const ResampleAxis& axis, int32_t origin,
+                                   int32_t taps, float* block);
+
+// One RowBlock from the transposed columns (pixel i's channel c at columns[(3 i + c) * 8]).
+// Reads max_count() pixels from every first(x): the caller pads the columns with zeros.
+template <int kTaps>
+__attribute__((target("avx2,fma"))) void HorizontalBlock(const float* __restrict columns,
+                                                         const ResampleAxis& axis, int32_t origin,
+                                                         int32_t taps, float* __restrict block) {
+  const int32_t n = kTaps > 0 ? kTaps : taps;
+  const size_t stride = axis.taps();
+  const int32_t* __restrict first = &axis.first(0);
+  const float* __restrict weights = axis.weights(0);
+  for (uint32_t x = 0; x < axis.out_size(); ++x, weights += stride, block += 24) {
+    const float* p = columns + size_t(first[x] - origin) * 24;
+    __m256 r = _mm256_setzero_ps(), g = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+    for (int32_t k = 0; k < n; ++k, p += 24) {
+      const __m256 w = _mm256_broadcast_ss(weights + k);
+      r = _mm256_fmadd_ps(w, _mm256_loadu_ps(p), r);
+      g = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 8), g);
+      b = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 16), b);
+    }
+    _mm256_storeu_ps(block, r);
+    _mm256_storeu_ps(block + 8, g);
+    _mm256_storeu_ps(block + 16, b);
+  }
+}
+#endif
+
+// The horizontal kernels specialised for the common tap counts (a compile-time trip count).
+#define SLUICE_BY_TAPS(kernel, taps) \
+  switch (taps) {                    \
+    case 2:                          \
+      return kernel<2>;              \
+    case 3:                          \
+      return kernel<3>;              \
+    case 4:                          \
+      return kernel<4>;              \
+    case 5:                          \
+      return kernel<5>;              \
+    case 6:                          \
+      return kernel<6>;              \
+    case 7:                          \
+      return kernel<7>;              \
+    case 8:                          \
+      return kernel<8>;              \
+    default:                         \
+      return kernel<0>;              \
+  }
+
+HorizontalFn BaselineHorizontal(int32_t taps){SLUICE_BY_TAPS(HorizontalBaseline, taps)}
+#if defined(__x86_64__)
+HorizontalBlockFn Avx2HorizontalBlock(int32_t taps) {
+  SLUICE_BY_TAPS(HorizontalBlock, taps)
+}
+#endif
+#undef SLUICE_BY_TAPS
+
+// What one Resampler::Run needs.
 struct Pass {
   const uint8_t* pixels;
   size_t stride;
@@ -117,11 +202,10 @@ struct Pass {
   float* column_sums;  // n + padding floats
   float* row;          // 4 * out width floats (RGBX)
   size_t n;            // bytes of the used columns in a row
-  VerticalFn vertical_row;
+  HorizontalFn horizontal_row;
 };
 
-template <int kTaps>
-SLUICE_INLINE void Rows(const Pass& p) {
+void Rows(const Pass& p) {
   const int32_t x0 = p.horizontal->lo();
   const int32_t taps = p.horizontal->max_count();
   const size_t row_floats = size_t{p.horizontal->out_size()} * 4;
@@ -130,48 +214,13 @@ SLUICE_INLINE void Rows(const Pass& p) {
       std::fill(p.row, p.row + row_floats, 0.0f);
     } else {
       const uint8_t* first_row = p.pixels + p.vertical->first(y) * p.stride + size_t(x0) * 3;
-      p.vertical_row(first_row, p.stride, p.vertical->count(y), p.vertical->weights(y), p.n,
-                     p.column_sums);
-      HorizontalRow<kTaps>(p.column_sums, *p.horizontal, x0, taps, p.row);
+      VerticalRowBaseline(first_row, p.stride, p.vertical->count(y), p.vertical->weights(y), p.n,
+                          p.column_sums);
+      p.horizontal_row(p.column_sums, *p.horizontal, x0, taps, p.row);
     }
     p.sink->WriteRow(y, p.row);
   }
 }
-
-// The passes specialised for the common tap counts, compiled once per instruction set.
-#define SLUICE_DISPATCH_TAPS(p)          \
-  switch ((p).horizontal->max_count()) { \
-    case 2:                              \
-      return Rows<2>(p);                 \
-    case 3:                              \
-      return Rows<3>(p);                 \
-    case 4:                              \
-      return Rows<4>(p);                 \
-    case 5:                              \
-      return Rows<5>(p);                 \
-    case 6:                              \
-      return Rows<6>(p);                 \
-    case 7:                              \
-      return Rows<7>(p);                 \
-    case 8:                              \
-      return Rows<8>(p);                 \
-    default:                             \
-      return Rows<0>(p);                 \
-  }
-
-void RunBaseline(const Pass& p) { SLUICE_DISPATCH_TAPS(p) }
-
-#if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) void RunAvx2(const Pass& p) { SLUICE_DISPATCH_TAPS(p) }
-
-bool HaveAvx2() {
-  static const bool have = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return have;
-}
-#endif
 
 }  // namespace
 
@@ -224,8 +273,52 @@ void ResampleAxis::Shift(uint32_t origin) {
   hi_ -= o;
 }
 
+#if defined(__x86_64__)
+namespace {
+// The block as 8 RGBX rows of width + 1 pixels (rows[r * 4 * (width + 1) + 4 * x + c]): a
+// transpose of (R, G, B, 0) of pixels x and x + 1 gives both pixels of every row at once.
+__attribute__((target("avx2"))) void BlockToRgbxAvx2(const RowBlock& block, float* rows) {
+  const size_t row_floats = 4 * (size_t{block.width} + 1);
+  const __m256 zero = _mm256_setzero_ps();
+  for (uint32_t x = 0; x < block.width; x += 2) {
+    const float* lo = block.lanes + size_t{x} * 24;
+    const float* hi = x + 1 < block.width ? lo + 24 : lo;  // odd width: into the spare pixel
+    __m256 v[8] = {_mm256_loadu_ps(lo), _mm256_loadu_ps(lo + 8), _mm256_loadu_ps(lo + 16), zero,
+                   _mm256_loadu_ps(hi), _mm256_loadu_ps(hi + 8), _mm256_loadu_ps(hi + 16), zero};
+    internal::Transpose8(v);  // v[r] = R G B 0 of pixel x, then of pixel x + 1, in row r
+    for (uint32_t r = 0; r < block.rows; ++r) {
+      _mm256_storeu_ps(rows + r * row_floats + 4 * size_t{x}, v[r]);
+    }
+  }
+}
+}  // namespace
+#endif
+
+void RowSink::WriteBlock(const RowBlock& block) {
+  const size_t row_floats = 4 * (size_t{block.width} + 1);
+  rgbx_.resize(8 * row_floats);
+#if defined(__x86_64__)
+  if (internal::HaveAvx2Fma()) {
+    BlockToRgbxAvx2(block, rgbx_.data());
+    for (uint32_t r = 0; r < block.rows; ++r) WriteRow(block.y0 + r, &rgbx_[r * row_floats]);
+    return;
+  }
+#endif
+  for (uint32_t r = 0; r < block.rows; ++r) {
+    float* rgbx = &rgbx_[r * row_floats];
+    for (uint32_t x = 0; x < block.width; ++x) {
+      for (uint32_t c = 0; c < 3; ++c) rgbx[4 * x + c] = block.lanes[(x * 3 + c) * 8 + r];
+      rgbx[4 * x + 3] = 0.0f;
+    }
+    WriteRow(block.y0 + r, rgbx);
+  }
+}
+
 void Resampler::Run(const uint8_t* pixels, size_t stride, const ResampleAxis& horizontal,
                     const ResampleAxis& vertical, RowSink* sink) {
+#if defined(__x86_64__)
+  if (internal::HaveAvx2Fma()) return RunBlocks(pixels, stride, horizontal, vertical, sink);
+#endif
   const size_t n = size_t(horizontal.hi() - horizontal.lo()) * 3;
   // Padding read by HorizontalRow's fixed tap count and fourth lane: zero weights times
   // finite zeros, so it never changes a sum.
@@ -233,15 +326,49 @@ void Resampler::Run(const uint8_t* pixels, size_t stride, const ResampleAxis& ho
   column_sums_.resize(n + padding);
   std::fill(column_sums_.begin() + n, column_sums_.end(), 0.0f);
   row_.resize(size_t{horizontal.out_size()} * 4);
-  Pass pass{pixels,      stride, &horizontal,        &vertical, sink, column_sums_.data(),
-            row_.data(), n,      VerticalRowBaseline};
+  Pass pass{pixels,      stride, &horizontal,
+            &vertical,   sink,   column_sums_.data(),
+            row_.data(), n,      BaselineHorizontal(horizontal.max_count())};
+  Rows(pass);
+}
+
+void Resampler::RunBlocks(const uint8_t* pixels, size_t stride, const ResampleAxis& horizontal,
+                          const ResampleAxis& vertical, RowSink* sink) {
 #if defined(__x86_64__)
-  if (HaveAvx2()) {
-    pass.vertical_row = VerticalRowAvx2;
-    return RunAvx2(pass);
+  const int32_t x0 = horizontal.lo();
+  const size_t n = size_t(horizontal.hi() - horizontal.lo()) * 3;
+  const size_t n8 = (n + 7) / 8 * 8;
+  // Zeros past the used columns: the horizontal kernel's fixed tap count reads up to
+  // max_count() pixels past a first(x) (with zero weights).
+  const size_t padding = size_t(horizontal.max_count()) * 3;
+  // (Only the padding is cleared: everything else is written before it is read, except the
+  // lanes of rows past the end of the last block, which hold earlier, finite, values.)
+  rows8_.resize(8 * n8);
+  for (size_t r = 0; r < 8; ++r)
+    std::fill(rows8_.data() + r * n8 + n, rows8_.data() + (r + 1) * n8, 0.0f);
+  columns8_.resize((n8 + padding) * 8);
+  std::fill(columns8_.begin() + n8 * 8, columns8_.end(), 0.0f);
+  block_.resize(size_t{horizontal.out_size()} * 24);
+  const HorizontalBlockFn horizontal_block = Avx2HorizontalBlock(horizontal.max_count());
+  for (uint32_t y0 = 0; y0 < vertical.out_size(); y0 += 8) {
+    const uint32_t rows = std::min(8u, vertical.out_size() - y0);
+    for (uint32_t r = 0; r < rows; ++r) {
+      float* out = rows8_.data() + r * n8;
+      const uint32_t y = y0 + r;
+      if (vertical.count(y) == 0 || n == 0) {
+        std::fill(out, out + n, 0.0f);
+        continue;
+      }
+      const uint8_t* first_row = pixels + vertical.first(y) * stride + size_t(x0) * 3;
+      VerticalRowAvx2(first_row, stride, vertical.count(y), vertical.weights(y), n, out);
+    }
+    TransposeRows(rows8_.data(), n8, columns8_.data());
+    horizontal_block(columns8_.data(), horizontal, x0, horizontal.max_count(), block_.data());
+    sink->WriteBlock(RowBlock{y0, rows, horizontal.out_size(), block_.data()});
   }
+#else
+  (void)pixels, (void)stride, (void)horizontal, (void)vertical, (void)sink;
 #endif
-  RunBaseline(pass);
 }
 
 }  // namespace sluice::vision

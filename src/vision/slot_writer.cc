@@ -1,10 +1,12 @@
 #include "vision/slot_writer.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+
+#include "vision/cpu_features.h"
+#include "vision/transpose8.h"
 
 namespace sluice::vision::internal {
 namespace {
@@ -42,19 +44,6 @@ __attribute__((target("avx,f16c"))) void HalvesF16c(const float* in, uint16_t* o
   for (; i < n; ++i) out[i] = HalfFromFloat(in[i]);
 }
 
-// CPUID + XGETBV by hand: clang 14's __builtin_cpu_supports does not know "f16c".
-bool HaveF16c() {
-  static const bool have = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-    if (!(ecx & bit_AVX) || !(ecx & bit_F16C) || !(ecx & bit_OSXSAVE)) return false;
-    unsigned xcr0_lo = 0, xcr0_hi = 0;
-    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    return (xcr0_lo & 6u) == 6u;  // the OS saves XMM and YMM registers
-  }();
-  return have;
-}
-
 }  // namespace
 
 void FloatsToHalves(const float* in, uint16_t* out, size_t n) {
@@ -65,33 +54,115 @@ void FloatsToHalves(const float* in, uint16_t* out, size_t n) {
 namespace {
 
 uint8_t RoundToByte(float v) { return static_cast<uint8_t>(std::clamp(v + 0.5f, 0.0f, 255.0f)); }
-float Same(float v) { return v; }
 
-// One channel of a resampled RGBX row (every fourth float of `in`) into `out[0, n)`, mirrored
-// when flipping. Separate loops per direction keep each a plain loop that vectorises.
-template <typename T, typename Convert>
-void WritePlaneRow(const float* in, size_t n, bool flip, float scale, float bias, T* out,
-                   Convert convert) {
-  if (flip) {
-    for (size_t j = 0; j < n; ++j) out[n - 1 - j] = convert(in[4 * j] * scale + bias);
-  } else {
-    for (size_t j = 0; j < n; ++j) out[j] = convert(in[4 * j] * scale + bias);
-  }
-}
+// A resampled RGBX row of n pixels as output values v = pixel * scale[c] + bias[c] (a
+// multiply, then an add: the same rounding in every kernel), mirrored when flipping:
+//   planar (NCHW):      out[c * n + j], three rows of n values
+//   interleaved (NHWC): out[3 * j + c], n RGB triples; `out` has one spare float at the end
+// j counts output columns (source column n - 1 - j when flipping).
 
-// A whole RGBX row into interleaved RGB `out[0, 3n)`, mirrored when flipping.
-template <typename T, typename Convert>
-void WritePixelRow(const float* rgbx, size_t n, bool flip, const std::array<float, 3>& scale,
-                   const std::array<float, 3>& bias, T* out, Convert convert) {
+void PlanarRow(const float* rgbx, size_t n, const RowMap& m, float* out) {
   for (size_t c = 0; c < 3; ++c) {
-    const float s = scale[c], b = bias[c];
-    if (flip) {
-      for (size_t j = 0; j < n; ++j) out[3 * (n - 1 - j) + c] = convert(rgbx[4 * j + c] * s + b);
+    const float s = m.scale[c], b = m.bias[c];
+    float* o = out + c * n;
+    if (m.flip) {
+      for (size_t j = 0; j < n; ++j) o[n - 1 - j] = rgbx[4 * j + c] * s + b;
     } else {
-      for (size_t j = 0; j < n; ++j) out[3 * j + c] = convert(rgbx[4 * j + c] * s + b);
+      for (size_t j = 0; j < n; ++j) o[j] = rgbx[4 * j + c] * s + b;
     }
   }
 }
+
+#if !defined(__x86_64__)  // (x86 has InterleavedRowSse)
+void InterleavedRow(const float* rgbx, size_t n, const RowMap& m, float* out) {
+  for (size_t j = 0; j < n; ++j) {
+    const size_t at = 3 * (m.flip ? n - 1 - j : j);
+    for (size_t c = 0; c < 3; ++c) out[at + c] = rgbx[4 * j + c] * m.scale[c] + m.bias[c];
+  }
+}
+#endif
+
+#if defined(__x86_64__)
+// Eight pixels at a time: four loads of two RGBX pixels, a 4x4 transpose per 128-bit lane,
+// one permute back into pixel order (reversed when flipping).
+__attribute__((target("avx2"))) void PlanarRowAvx2(const float* rgbx, size_t n, const RowMap& m,
+                                                   float* out) {
+  const __m256i order = m.flip ? _mm256_setr_epi32(7, 3, 6, 2, 5, 1, 4, 0)
+                               : _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256 sr = _mm256_set1_ps(m.scale[0]), sg = _mm256_set1_ps(m.scale[1]),
+               sb = _mm256_set1_ps(m.scale[2]);
+  const __m256 br = _mm256_set1_ps(m.bias[0]), bg = _mm256_set1_ps(m.bias[1]),
+               bb = _mm256_set1_ps(m.bias[2]);
+  float* r = out;
+  float* g = out + n;
+  float* b = out + 2 * n;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const float* p = rgbx + 4 * j;
+    const __m256 p01 = _mm256_loadu_ps(p), p23 = _mm256_loadu_ps(p + 8);
+    const __m256 p45 = _mm256_loadu_ps(p + 16), p67 = _mm256_loadu_ps(p + 24);
+    const __m256 rg02 = _mm256_unpacklo_ps(p01, p23);  // R0 R2 G0 G2 | R1 R3 G1 G3
+    const __m256 bx02 = _mm256_unpackhi_ps(p01, p23);  // B0 B2 X0 X2 | B1 B3 X1 X3
+    const __m256 rg46 = _mm256_unpacklo_ps(p45, p67);
+    const __m256 bx46 = _mm256_unpackhi_ps(p45, p67);
+    // R0 R2 R4 R6 | R1 R3 R5 R7, then pixel order.
+    const __m256 rv = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(rg02, rg46, 0x44), order);
+    const __m256 gv = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(rg02, rg46, 0xEE), order);
+    const __m256 bv = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(bx02, bx46, 0x44), order);
+    const size_t at = m.flip ? n - 8 - j : j;
+    _mm256_storeu_ps(r + at, _mm256_add_ps(_mm256_mul_ps(rv, sr), br));
+    _mm256_storeu_ps(g + at, _mm256_add_ps(_mm256_mul_ps(gv, sg), bg));
+    _mm256_storeu_ps(b + at, _mm256_add_ps(_mm256_mul_ps(bv, sb), bb));
+  }
+  for (; j < n; ++j) {
+    const size_t at = m.flip ? n - 1 - j : j;
+    r[at] = rgbx[4 * j] * m.scale[0] + m.bias[0];
+    g[at] = rgbx[4 * j + 1] * m.scale[1] + m.bias[1];
+    b[at] = rgbx[4 * j + 2] * m.scale[2] + m.bias[2];
+  }
+}
+
+// A RowBlock as planar rows: out[(r * 3 + c) * n + j] for block row r, channel c and output
+// column j (mirrored when flipping). 8x8 transposes turn 8 columns of 8 rows into 8 rows of
+// 8 columns.
+__attribute__((target("avx2"))) void PlanarBlockAvx2(const RowBlock& block, const RowMap& m,
+                                                     float* out) {
+  const size_t n = block.width;
+  const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+  for (size_t c = 0; c < 3; ++c) {
+    const __m256 s = _mm256_set1_ps(m.scale[c]), b = _mm256_set1_ps(m.bias[c]);
+    size_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+      __m256 v[8];
+      for (size_t i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(block.lanes + ((x + i) * 3 + c) * 8);
+      Transpose8(v);  // v[r] = columns x..x+7 of row r
+      const size_t at = m.flip ? n - 8 - x : x;
+      for (size_t r = 0; r < block.rows; ++r) {
+        __m256 value = _mm256_add_ps(_mm256_mul_ps(v[r], s), b);
+        if (m.flip) value = _mm256_permutevar8x32_ps(value, reverse);
+        _mm256_storeu_ps(out + (r * 3 + c) * n + at, value);
+      }
+    }
+    for (; x < n; ++x) {
+      const size_t at = m.flip ? n - 1 - x : x;
+      for (size_t r = 0; r < block.rows; ++r) {
+        out[(r * 3 + c) * n + at] = block.lanes[(x * 3 + c) * 8 + r] * m.scale[c] + m.bias[c];
+      }
+    }
+  }
+}
+
+// One 4-float store per pixel at 3 * j: its fourth lane is overwritten by the next pixel, so
+// pixels are written in increasing output order (the spare float takes the last one's).
+void InterleavedRowSse(const float* rgbx, size_t n, const RowMap& m, float* out) {
+  const __m128 s = _mm_setr_ps(m.scale[0], m.scale[1], m.scale[2], 0.0f);
+  const __m128 b = _mm_setr_ps(m.bias[0], m.bias[1], m.bias[2], 0.0f);
+  for (size_t j = 0; j < n; ++j) {
+    const size_t src = m.flip ? n - 1 - j : j;
+    _mm_storeu_ps(out + 3 * j, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(rgbx + 4 * src), s), b));
+  }
+}
+#endif
 
 // Copies n floats to `dst` with non-temporal stores where aligned: the slot is written once
 // and read by the consumer much later, so streaming it past the cache avoids reading every
@@ -118,7 +189,13 @@ void FinishSlot() {
 SlotWriter::SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPlan& plan, void* out,
                        SlotRows* rows)
     : spec_(spec), map_(map), plan_(plan), out_(static_cast<uint8_t*>(out)), rows_(rows) {
-  rows_->values.resize(size_t{std::max(plan.canvas_width, plan.content_width)} * 3);
+  // + 1: the interleaved kernel's spare float.
+  rows_->values.resize(size_t{std::max(plan.canvas_width, plan.content_width)} * 3 + 1);
+  if (spec.dtype == DType::kUInt8) {  // uint8 keeps the pixel; Store rounds it
+    row_map_ = RowMap{{1, 1, 1}, {0, 0, 0}, plan.flip};
+  } else {
+    row_map_ = RowMap{map.scale, map.bias, plan.flip};
+  }
 }
 
 void SlotWriter::Store(const float* values, size_t n, size_t element) {
@@ -155,45 +232,48 @@ void SlotWriter::WriteRow(uint32_t y, const float* rgbx) {
   const size_t cw = plan_.content_width;
   const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
   const size_t row = plan_.content_y + size_t{y};
-  const bool flip = plan_.flip;
-  auto* f32 = reinterpret_cast<float*>(out_);
-  auto* f16 = reinterpret_cast<uint16_t*>(out_);
   float* values = rows_->values.data();
-  // Results go straight into the slot, except float16, which is converted in bulk.
   if (spec_.layout == Layout::kNCHW) {
+#if defined(__x86_64__)
+    if (HaveAvx2Fma()) {
+      PlanarRowAvx2(rgbx, cw, row_map_, values);
+    } else {
+      PlanarRow(rgbx, cw, row_map_, values);
+    }
+#else
+    PlanarRow(rgbx, cw, row_map_, values);
+#endif
     for (size_t c = 0; c < 3; ++c) {
-      const size_t at = (c * canvas_h + row) * canvas_w + plan_.content_x;
-      const float* in = rgbx + c;
-      switch (spec_.dtype) {
-        case DType::kUInt8:
-          WritePlaneRow(in, cw, flip, 1.0f, 0.0f, out_ + at, RoundToByte);
-          break;
-        case DType::kFloat16:
-          WritePlaneRow(in, cw, flip, map_.scale[c], map_.bias[c], values, Same);
-          FloatsToHalves(values, f16 + at, cw);
-          break;
-        case DType::kFloat32:
-          WritePlaneRow(in, cw, flip, map_.scale[c], map_.bias[c], values, Same);
-          StreamFloats(values, f32 + at, cw);
-          break;
+      Store(values + c * cw, cw, (c * canvas_h + row) * canvas_w + plan_.content_x);
+    }
+    return;
+  }
+#if defined(__x86_64__)
+  InterleavedRowSse(rgbx, cw, row_map_, values);
+#else
+  InterleavedRow(rgbx, cw, row_map_, values);
+#endif
+  Store(values, 3 * cw, (row * canvas_w + plan_.content_x) * 3);
+}
+
+void SlotWriter::WriteBlock(const RowBlock& block) {
+#if defined(__x86_64__)
+  if (spec_.layout == Layout::kNCHW && HaveAvx2Fma()) {
+    const size_t n = block.width;
+    rows_->block.resize(8 * 3 * n);
+    float* values = rows_->block.data();
+    PlanarBlockAvx2(block, row_map_, values);
+    const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
+    for (size_t r = 0; r < block.rows; ++r) {
+      const size_t row = plan_.content_y + size_t{block.y0} + r;
+      for (size_t c = 0; c < 3; ++c) {
+        Store(values + (r * 3 + c) * n, n, (c * canvas_h + row) * canvas_w + plan_.content_x);
       }
     }
     return;
   }
-  const size_t at = (row * canvas_w + plan_.content_x) * 3;
-  switch (spec_.dtype) {
-    case DType::kUInt8:
-      WritePixelRow(rgbx, cw, flip, {1, 1, 1}, {0, 0, 0}, out_ + at, RoundToByte);
-      break;
-    case DType::kFloat16:
-      WritePixelRow(rgbx, cw, flip, map_.scale, map_.bias, values, Same);
-      FloatsToHalves(values, f16 + at, 3 * cw);
-      break;
-    case DType::kFloat32:
-      WritePixelRow(rgbx, cw, flip, map_.scale, map_.bias, values, Same);
-      StreamFloats(values, f32 + at, 3 * cw);
-      break;
-  }
+#endif
+  RowSink::WriteBlock(block);
 }
 
 }  // namespace sluice::vision::internal

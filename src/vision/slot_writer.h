@@ -19,9 +19,17 @@ struct PixelMap {
   std::array<float, 3> scale{}, bias{}, pad{};
 };
 
+// What SlotWriter applies to each row: value = pixel * scale[c] + bias[c], mirrored when
+// flipping.
+struct RowMap {
+  std::array<float, 3> scale{}, bias{};
+  bool flip = false;
+};
+
 // Reusable row buffer of a SlotWriter (kept in DecodeScratch).
 struct SlotRows {
   std::vector<float> values;
+  std::vector<float> block;  // WriteBlock: up to 8 rows of values
 };
 
 // `out` must be aligned to the dtype's size (the slot is written through typed pointers).
@@ -34,6 +42,8 @@ class SlotWriter final : public RowSink {
   void FillPadding();
   // Row y of the content rectangle, RGBX, in source (unmirrored) order.
   void WriteRow(uint32_t y, const float* rgbx) override;
+  // NCHW with AVX2: transposes the block straight into planar rows; otherwise row by row.
+  void WriteBlock(const RowBlock& block) override;
 
  private:
   // Stores n values (already in output order) at element offset `element` of the slot.
@@ -42,6 +52,7 @@ class SlotWriter final : public RowSink {
   OutputSpec spec_;
   PixelMap map_;
   CropPlan plan_;
+  RowMap row_map_;
   uint8_t* out_;
   SlotRows* rows_;
 };

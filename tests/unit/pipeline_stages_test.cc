@@ -231,6 +231,42 @@ TEST(PipelineTensor, PoolReusesBuffersAndKeepsSharedOnesAlive) {
   EXPECT_EQ(pool->allocations(), fresh);  // served from the free list
 }
 
+TEST(PipelineTensor, PoolClassesFitLargeRequestsWithinAQuarter) {
+  auto pool = BufferPool::Create();
+  const size_t batch = size_t{256} * 3 * 224 * 224 * 4;  // 154 MB: float32 ImageNet batch
+  for (size_t bytes : {size_t{1}, size_t{64}, size_t{65}, size_t{65536}, size_t{65537},
+                       size_t{100000}, size_t{1} << 20, (size_t{1} << 20) + 1, batch}) {
+    BufferRef b = pool->Allocate(bytes);
+    EXPECT_GE(b.capacity(), bytes);
+    if (bytes > 65536) {
+      EXPECT_LE(b.capacity(), bytes + bytes / 4) << bytes;
+    }
+    EXPECT_EQ(b.capacity() % 64, 0u) << bytes;
+  }
+  // Sizes inside one class share recycled buffers; the next class does not take them.
+  uint64_t fresh = pool->allocations();
+  pool->Allocate(batch - 1000);
+  EXPECT_EQ(pool->allocations(), fresh);
+  pool->Allocate(batch + batch / 4);
+  EXPECT_EQ(pool->allocations(), fresh + 1);
+}
+
+TEST(PipelineTensor, PoolRecyclesBatchBuffersNextToSmallOnes) {
+  // A 154 MB batch buffer cycling through a pool with a 256 MB limit while a small buffer
+  // sits in the free list: recycled every time. (As a 256 MB power-of-two class it did not
+  // fit next to the small one, so every batch was a fresh allocation, page faults and all.)
+  auto pool = BufferPool::Create(size_t{256} << 20);
+  pool->Allocate(size_t{1} << 20);  // released at once: kept in the free list
+  const size_t batch = size_t{256} * 3 * 224 * 224 * 4;
+  std::vector<BufferRef> live;  // the consumer's batch and the one being built
+  for (int round = 0; round < 20; ++round) {
+    live.push_back(pool->Allocate(batch));
+    if (live.size() > 2) live.erase(live.begin());
+  }
+  EXPECT_EQ(pool->allocations(), 1u + 3u);
+  EXPECT_EQ(pool->retained_bytes(), (size_t{1} << 20) + live[0].capacity());  // one spare
+}
+
 TEST(PipelineTensor, BuffersOutliveTheirPool) {
   BufferRef ref;
   {

@@ -109,6 +109,36 @@ TEST(ImageTransform, LayoutsAreTransposes) {
   }
 }
 
+TEST(ImageTransform, EveryWidthAndFlipAgreesAcrossLayouts) {
+  // The row kernels work 8 pixels at a time with a scalar tail, and mirror when flipping:
+  // widths around multiples of 8, flipped and not, NCHW against flipped-back NHWC.
+  const std::string jpeg = EncodeJpegRgb(120, 90);
+  RandomHorizontalFlip always;
+  always.p = 1;
+  for (uint32_t w : {1u, 7u, 8u, 9u, 16u, 23u, 61u}) {
+    for (bool flip : {false, true}) {
+      std::vector<Op> ops = {Resize{0, 5, w}, kImageNet};
+      if (flip) ops.push_back(always);
+      auto nchw = ImageTransform::Make(ops, {DType::kFloat32, Layout::kNCHW});
+      auto plain =
+          ImageTransform::Make({Resize{0, 5, w}, kImageNet}, {DType::kFloat32, Layout::kNHWC});
+      ASSERT_TRUE(nchw.ok() && plain.ok());
+      DecodeScratch scratch;
+      auto a = ApplyTo<float>(*nchw, jpeg, 5, &scratch);
+      auto b = ApplyTo<float>(*plain, jpeg, 5, &scratch);
+      for (size_t y = 0; y < 5; ++y) {
+        for (size_t x = 0; x < w; ++x) {
+          const size_t src = flip ? w - 1 - x : x;
+          for (size_t c = 0; c < 3; ++c) {
+            ASSERT_EQ(a[(c * 5 + y) * w + x], b[(y * w + src) * 3 + c])
+                << "width " << w << " flip " << flip << " at " << x << "," << y << "," << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ImageTransform, DTypesAgree) {
   const std::string jpeg = EncodeJpegRgb(300, 200);
   const std::vector<Op> ops = {RandomResizedCrop{64, 64}};

@@ -128,7 +128,8 @@ class BufferRef {
   Buffer* b_ = nullptr;
 };
 
-// Recycles buffers by power-of-two size class. Thread-safe.
+// Recycles buffers by size class (powers of two up to 64 KiB, then four classes per
+// doubling). Thread-safe.
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
   // `retain_bytes`: most bytes kept in free lists; beyond it released buffers are freed.
@@ -137,7 +138,8 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
-  // A buffer of at least `bytes` (capacity rounded up to a power of two >= 64).
+  // A buffer of at least `bytes` (capacity: its size class, >= 64 and < 1.25 x bytes above
+  // 64 KiB).
   BufferRef Allocate(size_t bytes);
   size_t retained_bytes() const;
   uint64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
@@ -148,7 +150,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   // Takes ownership of a buffer whose count dropped to zero.
   void Recycle(Buffer* b);
 
-  static constexpr size_t kClasses = 48;
+  static constexpr size_t kClasses = 256;  // every uint8_t class
   const size_t retain_limit_;
   mutable std::mutex mu_;
   std::array<std::vector<Buffer*>, kClasses> free_;  // guarded by mu_

@@ -48,12 +48,27 @@ class ResampleAxis {
   std::vector<float> weights_;
 };
 
-// Receives the resampled image one output row at a time: `rgbx` holds 4 * width floats,
-// R, G, B on the 0..255 scale (unrounded) and one unused lane per pixel.
+// A block of up to 8 resampled output rows in the layout the AVX2 kernel produces: for
+// output column x and channel c, 8 floats, one per row: value(x, y0 + r, c) =
+// lanes[(x * 3 + c) * 8 + r] for r < rows (lanes past `rows` are unspecified).
+struct RowBlock {
+  uint32_t y0 = 0;
+  uint32_t rows = 0;
+  uint32_t width = 0;
+  const float* lanes = nullptr;
+};
+
+// Receives the resampled image, values R, G, B on the 0..255 scale (unrounded), either one
+// row at a time (`rgbx` holds 4 * width floats: R, G, B and one unused lane per pixel) or a
+// RowBlock at a time (the default passes the block's rows on to WriteRow).
 class RowSink {
  public:
   virtual ~RowSink() = default;
   virtual void WriteRow(uint32_t y, const float* rgbx) = 0;
+  virtual void WriteBlock(const RowBlock& block);
+
+ private:
+  std::vector<float> rgbx_;  // the default WriteBlock's row
 };
 
 // Runs the two passes. Holds the intermediate rows, so one Resampler per thread, reused.
@@ -66,8 +81,15 @@ class Resampler {
            const ResampleAxis& vertical, RowSink* sink);
 
  private:
+  // The AVX2 version: 8 output rows at a time, handed to the sink as RowBlocks.
+  void RunBlocks(const uint8_t* pixels, size_t stride, const ResampleAxis& horizontal,
+                 const ResampleAxis& vertical, RowSink* sink);
+
   std::vector<float> column_sums_;  // one row: the vertical pass over the used columns
   std::vector<float> row_;          // one output row, RGBX
+  std::vector<float> rows8_;        // AVX2: 8 rows of the vertical pass
+  std::vector<float> columns8_;     // AVX2: the same, transposed (8 rows per column)
+  std::vector<float> block_;        // AVX2: the RowBlock of the horizontal pass
 };
 
 }  // namespace sluice::vision

@@ -1,0 +1,12 @@
+// Internal: which SIMD kernels this CPU can run. Kernels are compiled per instruction set
+// with __attribute__((target)) and chosen at run time, so one binary runs everywhere.
+#pragma once
+
+namespace sluice::vision::internal {
+
+// AVX2 and FMA, with the OS saving YMM registers.
+bool HaveAvx2Fma();
+// AVX and F16C (binary16 conversions), with the OS saving YMM registers.
+bool HaveF16c();
+
+}  // namespace sluice::vision::internal
