@@ -42,6 +42,7 @@ py::dict StageStatsToDict(const pipeline::StageStats& s) {
   d["buffered"] = s.buffered;
   d["buffer_capacity"] = s.buffer_capacity;
   d["parallelism"] = s.parallelism;
+  d["consumer_share"] = s.consumer_share;
   d["skipped"] = s.skipped;
   d["quarantined"] = s.quarantined;
   return d;

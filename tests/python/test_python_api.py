@@ -218,6 +218,8 @@ def test_stats_and_report():
     assert stats["elements"] == 10
     assert [s["name"] for s in stats["stages"]] == ["read", "map", "batch", "prefetch"]
     assert stats["stages"][1]["elements"] == 100
+    # Share of a stage's chunks the consumer's thread produced itself (docs/pipeline.md).
+    assert all(0.0 <= s["consumer_share"] <= 1.0 for s in stats["stages"])
     report = it.report()
     assert "trainer waited" in report and "prefetch" in report
 
