@@ -121,6 +121,9 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
   uint64_t t0 = NowNs();
   work_->Pull(c, options_.chunk_elements);
   uint64_t t1 = NowNs();
+  const uint64_t pull_avg = avg_pull_ns_.load(std::memory_order_relaxed);
+  avg_pull_ns_.store(pull_avg == 0 ? t1 - t0 : (pull_avg * 7 + (t1 - t0)) / 8,
+                     std::memory_order_relaxed);
   constexpr uint64_t kClockedChunkNs = 200000;  // 0.2 ms
   const bool clocked = avg_chunk_ns_.load(std::memory_order_relaxed) >= kClockedChunkNs;
   ThreadClock clock1 = clocked ? ReadThreadClock() : ThreadClock();
@@ -245,7 +248,8 @@ Result<bool> ParallelRunner::Next(Element* out) {
       if (!cur_->status.ok()) return cur_->status;
       if (cur_->end) return false;
       if (options_.consumer_first) {  // back for the next chunk: how long was it away?
-        consumer_quick_ = NowNs() - taken_ns_ < options_.quick_consumer_ns;
+        consumer_quick_ = NowNs() - taken_ns_ < options_.quick_consumer_ns &&
+                          avg_pull_ns_.load(std::memory_order_relaxed) < options_.cheap_pull_ns;
       }
       Recycle(cur_);
       cur_ = nullptr;

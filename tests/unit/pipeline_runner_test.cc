@@ -44,7 +44,9 @@ class CountingWork final : public ChunkWork {
 class ConsumerFirst : public ::testing::Test {
  protected:
   // A prefetch-like runner over `work`: one-element chunks, one task, a window of two.
-  std::unique_ptr<ParallelRunner> Runner(CountingWork* work, uint64_t quick_consumer_ns) {
+  std::unique_ptr<ParallelRunner> Runner(
+      CountingWork* work, uint64_t quick_consumer_ns,
+      uint64_t cheap_pull_ns = std::numeric_limits<uint64_t>::max()) {
     RunnerOptions ro;
     ro.chunk_elements = 1;
     ro.parallelism = 1;
@@ -52,6 +54,7 @@ class ConsumerFirst : public ::testing::Test {
     ro.kind = Tunable::Kind::kPrefetchDepth;
     ro.consumer_first = true;
     ro.quick_consumer_ns = quick_consumer_ns;
+    ro.cheap_pull_ns = cheap_pull_ns;
     return std::make_unique<ParallelRunner>(&ctx_, &counters_, work, ro);
   }
 
@@ -112,6 +115,23 @@ TEST_F(ConsumerFirst, ConsumerAwayLongerGetsTheNextChunkPulledAhead) {
     WaitUntilPoolIdle();
     EXPECT_GT(work.pool_pulls.load(), pool_pulls);
   }
+}
+
+TEST_F(ConsumerFirst, ExpensivePullsArePulledAheadEvenForAQuickConsumer) {
+  // Pulls slower than cheap_pull_ns (here: every pull) go to a pool task as before, however
+  // quickly the consumer comes back: a wake-up per chunk is then noise, and the consumer's
+  // thread stays out of the way of the pool threads.
+  CountingWork work(100);
+  auto runner = Runner(&work, std::numeric_limits<uint64_t>::max(), /*cheap_pull_ns=*/0);
+  EXPECT_EQ(Position(runner.get()), 0u);
+  WaitUntilPoolIdle();
+  const uint64_t tasks = counters_.tasks.load(), pool_pulls = work.pool_pulls.load();
+  for (uint64_t i = 1; i < 10; ++i) {
+    ASSERT_EQ(Position(runner.get()), i);
+    WaitUntilPoolIdle();
+  }
+  EXPECT_GE(counters_.tasks.load(), tasks + 9);
+  EXPECT_GT(work.pool_pulls.load(), pool_pulls);
 }
 
 TEST_F(ConsumerFirst, WithoutItEveryTakenChunkStartsATask) {
