@@ -122,11 +122,37 @@ __attribute__((target("avx2"))) void PlanarRowAvx2(const float* rgbx, size_t n, 
   }
 }
 
-// A RowBlock as planar rows: out[(r * 3 + c) * n + j] for block row r, channel c and output
-// column j (mirrored when flipping). 8x8 transposes turn 8 columns of 8 rows into 8 rows of
-// 8 columns.
+// Where PlanarBlockAvx2 puts the values of block row r, channel c, output columns at.. (8 at
+// a time, or one in the tail): rows of a planar buffer (out[(r * 3 + c) * n + at]) that
+// Store then converts, or, for float32 slots whose rows start 32-byte aligned, straight into
+// the slot with non-temporal stores (one pass over the values instead of three).
+struct ToRows {
+  float* out;
+  size_t n;
+  __attribute__((target("avx2"))) void operator()(size_t r, size_t c, size_t at, __m256 v) const {
+    _mm256_storeu_ps(out + (r * 3 + c) * n + at, v);
+  }
+  void operator()(size_t r, size_t c, size_t at, float v) const { out[(r * 3 + c) * n + at] = v; }
+};
+
+struct ToSlot {
+  float* slot;
+  size_t canvas_w, canvas_h, x0, row0;
+  float* At(size_t r, size_t c, size_t at) const {
+    return slot + (c * canvas_h + row0 + r) * canvas_w + x0 + at;
+  }
+  __attribute__((target("avx2"))) void operator()(size_t r, size_t c, size_t at, __m256 v) const {
+    _mm256_stream_ps(At(r, c, at), v);
+  }
+  void operator()(size_t r, size_t c, size_t at, float v) const { *At(r, c, at) = v; }
+};
+
+// A RowBlock as planar values (block row r, channel c, output column j; mirrored when
+// flipping), handed to `put`. 8x8 transposes turn 8 columns of 8 rows into 8 rows of 8
+// columns.
+template <typename Put>
 __attribute__((target("avx2"))) void PlanarBlockAvx2(const RowBlock& block, const RowMap& m,
-                                                     float* out) {
+                                                     const Put& put) {
   const size_t n = block.width;
   const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
   for (size_t c = 0; c < 3; ++c) {
@@ -140,13 +166,13 @@ __attribute__((target("avx2"))) void PlanarBlockAvx2(const RowBlock& block, cons
       for (size_t r = 0; r < block.rows; ++r) {
         __m256 value = _mm256_add_ps(_mm256_mul_ps(v[r], s), b);
         if (m.flip) value = _mm256_permutevar8x32_ps(value, reverse);
-        _mm256_storeu_ps(out + (r * 3 + c) * n + at, value);
+        put(r, c, at, value);
       }
     }
     for (; x < n; ++x) {
       const size_t at = m.flip ? n - 1 - x : x;
       for (size_t r = 0; r < block.rows; ++r) {
-        out[(r * 3 + c) * n + at] = block.lanes[(x * 3 + c) * 8 + r] * m.scale[c] + m.bias[c];
+        put(r, c, at, block.lanes[(x * 3 + c) * 8 + r] * m.scale[c] + m.bias[c]);
       }
     }
   }
@@ -260,12 +286,20 @@ void SlotWriter::WriteBlock(const RowBlock& block) {
 #if defined(__x86_64__)
   if (spec_.layout == Layout::kNCHW && HaveAvx2Fma()) {
     const size_t n = block.width;
+    const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
+    const size_t row0 = plan_.content_y + size_t{block.y0};
+    if (spec_.dtype == DType::kFloat32 && reinterpret_cast<uintptr_t>(out_) % 32 == 0 &&
+        canvas_w % 8 == 0 && plan_.content_x % 8 == 0 && n % 8 == 0) {
+      PlanarBlockAvx2(
+          block, row_map_,
+          ToSlot{reinterpret_cast<float*>(out_), canvas_w, canvas_h, plan_.content_x, row0});
+      return;
+    }
     rows_->block.resize(8 * 3 * n);
     float* values = rows_->block.data();
-    PlanarBlockAvx2(block, row_map_, values);
-    const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
+    PlanarBlockAvx2(block, row_map_, ToRows{values, n});
     for (size_t r = 0; r < block.rows; ++r) {
-      const size_t row = plan_.content_y + size_t{block.y0} + r;
+      const size_t row = row0 + r;
       for (size_t c = 0; c < 3; ++c) {
         Store(values + (r * 3 + c) * n, n, (c * canvas_h + row) * canvas_w + plan_.content_x);
       }
