@@ -52,14 +52,16 @@ class BatchIterator final : public StageIterator {
   Result<bool> Next(Element* out) override {
     if (done_) return false;
     timing_.Begin();
+    timing_.InputSpanBegin();
     size_t n = 0;
     while (n < batch_->batch_size()) {
       if (stopped()) return StoppedError();
-      Result<bool> more = timing_.InputNext(input_.get(), &pending_[n]);
+      Result<bool> more = input_->Next(&pending_[n]);
       if (!more.ok()) return more.status();
       if (!*more) break;
       ++n;
     }
+    timing_.InputSpanEnd();
     if (n < batch_->batch_size()) done_ = true;
     if (n == 0 || (done_ && batch_->drop_remainder())) {
       timing_.End(0, 0);

@@ -121,6 +121,15 @@ class SyncTiming {
     input_ns_ += NowNs() - t;
     return r;
   }
+  // For stages that pull many inputs before working on them (batch): one timed span around
+  // all the pulls instead of two clock reads per input (at 256 inputs per batch those reads
+  // were 8% of a cheap pipeline's time).
+  void InputSpanBegin() {
+    if (sampled_) span_start_ = NowNs();
+  }
+  void InputSpanEnd() {
+    if (sampled_) input_ns_ += NowNs() - span_start_;
+  }
   bool sampled() const { return sampled_; }
   // Elements are counted exactly; `bytes` is only looked at on sampled calls (and scaled).
   void End(uint64_t elements, uint64_t bytes) {
@@ -138,6 +147,7 @@ class SyncTiming {
   SampledTimer sampler_;
   bool sampled_ = false;
   uint64_t start_ = 0;
+  uint64_t span_start_ = 0;
   uint64_t input_ns_ = 0;
 };
 
