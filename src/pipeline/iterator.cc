@@ -51,10 +51,10 @@ Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
     : root_(std::move(root)),
       options_(std::move(options)),
       pool_(std::make_unique<ThreadPool>(options_.threads)),
-      // Free buffers kept for reuse may fill the memory budget: a pipeline holds again what it
-      // held before, and a batch of 256 float32 3x224x224 images alone is 154 MB. (A limit
-      // below a few batches made every batch a fresh mmap, page faults and all.)
-      buffers_(BufferPool::Create(options_.memory_budget_bytes)),
+      // Free buffers kept for reuse may fill half the memory budget: a pipeline holds again
+      // what it held before, and a batch of 256 float32 3x224x224 images alone is 154 MB (a
+      // 256 MB limit made every such batch a fresh mmap, page faults and all).
+      buffers_(BufferPool::Create(options_.memory_budget_bytes / 2)),
       budget_(std::make_unique<MemoryBudget>(options_.memory_budget_bytes)) {
   io::FileSystem* fs = options_.quarantine_fs ? options_.quarantine_fs : io::LocalFileSystem();
   quarantine_ = std::make_unique<QuarantineSink>(fs, options_.quarantine_path);
