@@ -83,45 +83,6 @@ void InterleavedRow(const float* rgbx, size_t n, const RowMap& m, float* out) {
 #endif
 
 #if defined(__x86_64__)
-// Eight pixels at a time: four loads of two RGBX pixels, a 4x4 transpose per 128-bit lane,
-// one permute back into pixel order (reversed when flipping).
-__attribute__((target("avx2"))) void PlanarRowAvx2(const float* rgbx, size_t n, const RowMap& m,
-                                                   float* out) {
-  const __m256i order = m.flip ? _mm256_setr_epi32(7, 3, 6, 2, 5, 1, 4, 0)
-                               : _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  const __m256 sr = _mm256_set1_ps(m.scale[0]), sg = _mm256_set1_ps(m.scale[1]),
-               sb = _mm256_set1_ps(m.scale[2]);
-  const __m256 br = _mm256_set1_ps(m.bias[0]), bg = _mm256_set1_ps(m.bias[1]),
-               bb = _mm256_set1_ps(m.bias[2]);
-  float* r = out;
-  float* g = out + n;
-  float* b = out + 2 * n;
-  size_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const float* p = rgbx + 4 * j;
-    const __m256 p01 = _mm256_loadu_ps(p), p23 = _mm256_loadu_ps(p + 8);
-    const __m256 p45 = _mm256_loadu_ps(p + 16), p67 = _mm256_loadu_ps(p + 24);
-    const __m256 rg02 = _mm256_unpacklo_ps(p01, p23);  // R0 R2 G0 G2 | R1 R3 G1 G3
-    const __m256 bx02 = _mm256_unpackhi_ps(p01, p23);  // B0 B2 X0 X2 | B1 B3 X1 X3
-    const __m256 rg46 = _mm256_unpacklo_ps(p45, p67);
-    const __m256 bx46 = _mm256_unpackhi_ps(p45, p67);
-    // R0 R2 R4 R6 | R1 R3 R5 R7, then pixel order.
-    const __m256 rv = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(rg02, rg46, 0x44), order);
-    const __m256 gv = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(rg02, rg46, 0xEE), order);
-    const __m256 bv = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(bx02, bx46, 0x44), order);
-    const size_t at = m.flip ? n - 8 - j : j;
-    _mm256_storeu_ps(r + at, _mm256_add_ps(_mm256_mul_ps(rv, sr), br));
-    _mm256_storeu_ps(g + at, _mm256_add_ps(_mm256_mul_ps(gv, sg), bg));
-    _mm256_storeu_ps(b + at, _mm256_add_ps(_mm256_mul_ps(bv, sb), bb));
-  }
-  for (; j < n; ++j) {
-    const size_t at = m.flip ? n - 1 - j : j;
-    r[at] = rgbx[4 * j] * m.scale[0] + m.bias[0];
-    g[at] = rgbx[4 * j + 1] * m.scale[1] + m.bias[1];
-    b[at] = rgbx[4 * j + 2] * m.scale[2] + m.bias[2];
-  }
-}
-
 // Where PlanarBlockAvx2 puts the values of block row r, channel c, output columns at.. (8 at
 // a time, or one in the tail): rows of a planar buffer (out[(r * 3 + c) * n + at]) that
 // Store then converts, or, for float32 slots whose rows start 32-byte aligned, straight into
@@ -259,16 +220,8 @@ void SlotWriter::WriteRow(uint32_t y, const float* rgbx) {
   const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
   const size_t row = plan_.content_y + size_t{y};
   float* values = rows_->values.data();
-  if (spec_.layout == Layout::kNCHW) {
-#if defined(__x86_64__)
-    if (HaveAvx2Fma()) {
-      PlanarRowAvx2(rgbx, cw, row_map_, values);
-    } else {
-      PlanarRow(rgbx, cw, row_map_, values);
-    }
-#else
+  if (spec_.layout == Layout::kNCHW) {  // (with AVX2, NCHW comes through WriteBlock)
     PlanarRow(rgbx, cw, row_map_, values);
-#endif
     for (size_t c = 0; c < 3; ++c) {
       Store(values + c * cw, cw, (c * canvas_h + row) * canvas_w + plan_.content_x);
     }
