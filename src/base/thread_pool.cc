@@ -1,10 +1,21 @@
 #include "sluice/base/thread_pool.h"
 
+#include <sched.h>
+
+#include <algorithm>
+
 namespace sluice {
 
 size_t ThreadPool::HardwareThreads() {
   size_t n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : n;
+}
+
+size_t ThreadPool::UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<size_t>(std::max(1, CPU_COUNT(&set)));
 }
 
 ThreadPool::ThreadPool(size_t threads) {

@@ -1,7 +1,6 @@
 #include "context.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,13 +45,6 @@ class SchedStatFile {
 ThreadClock ReadThreadClock() {
   thread_local SchedStatFile file;
   return file.Read();
-}
-
-size_t UsableCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return static_cast<size_t>(std::max(1, CPU_COUNT(&set)));
 }
 
 uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b) {

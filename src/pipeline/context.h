@@ -44,9 +44,6 @@ ThreadClock ReadThreadClock();
 // every stage by how many threads it runs and how long its chunks are, not by its work.
 uint64_t BusyNs(uint64_t wall_ns, const ThreadClock& a, const ThreadClock& b);
 
-// CPUs the calling thread may run on (its affinity mask; taskset, sched_setaffinity), >= 1.
-size_t UsableCpus();
-
 // Bytes held by pipeline buffers against the budget. Stages charge what they hold and
 // stop running ahead while the budget is exhausted (backpressure); they never fail for it.
 class MemoryBudget {

@@ -25,6 +25,8 @@ class ThreadPool {
   size_t size() const { return workers_.size(); }
 
   static size_t HardwareThreads();
+  // CPUs the calling thread may run on (its affinity mask: taskset, sched_setaffinity), >= 1.
+  static size_t UsableCpus();
 
  private:
   void WorkerLoop();
