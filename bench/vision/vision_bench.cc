@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "sluice/pipeline/tensor.h"
 #include "sluice/vision/decode.h"
 #include "sluice/vision/transform.h"
 
@@ -29,6 +30,8 @@ namespace {
 
 using namespace sluice;
 using namespace sluice::vision;
+using sluice::pipeline::AllocateBuffer;
+using sluice::pipeline::BufferRef;
 
 struct Args {
   std::string images;
@@ -101,10 +104,13 @@ constexpr size_t kBatch = 256;
 
 // One worker thread's state, built (and its batch buffer touched) before the clock starts.
 struct Worker {
-  explicit Worker(size_t slot_bytes) : batch(kBatch * slot_bytes, 0) {}
+  explicit Worker(size_t slot_bytes) : batch(AllocateBuffer(kBatch * slot_bytes)) {
+    std::fill_n(batch.data(), kBatch * slot_bytes, 0);
+  }
   DecodeScratch scratch;
   ImageDecoder decoder;
-  std::vector<uint8_t> batch;  // one batch of 256 output slots, reused like a pipeline's
+  // One batch of 256 output slots, reused like a pipeline's, aligned like one (64 bytes).
+  BufferRef batch;
   uint64_t slot = 0;
 };
 
@@ -119,7 +125,10 @@ void Work(const Args& args, const ImageTransform& transform, const std::vector<s
     Status s;
     if (args.mode == "train") {
       SampleRng rng = SampleRng::ForSample(/*seed=*/1, /*epoch=*/i / images.size(), i);
-      s = transform.Apply(bytes, rng, &w->batch[(w->slot++ % kBatch) * slot_bytes], &w->scratch);
+      s = transform.Apply(
+          bytes, rng,
+          reinterpret_cast<uint8_t*>(w->batch.data()) + (w->slot++ % kBatch) * slot_bytes,
+          &w->scratch);
     } else {
       DecodedImage image;
       s = w->decoder.DecodeAll(bytes, &image);

@@ -198,6 +198,7 @@ py::dict PyIterator::Stats() {
   d["memory_budget_bytes"] = s.memory_budget_bytes;
   d["memory_used_bytes"] = s.memory_used_bytes;
   d["memory_peak_bytes"] = s.memory_peak_bytes;
+  d["buffer_allocations"] = s.buffer_allocations;
   d["autotune_steps"] = s.autotune_steps;
   int b = s.bottleneck();
   d["bottleneck"] =

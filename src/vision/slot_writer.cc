@@ -119,6 +119,28 @@ __attribute__((target("avx2"))) void PlanarBlockAvx2(const RowBlock& block, cons
   for (size_t c = 0; c < 3; ++c) {
     const __m256 s = _mm256_set1_ps(m.scale[c]), b = _mm256_set1_ps(m.bias[c]);
     size_t x = 0;
+    // 16 columns at a time: each row's two vectors go out back to back, so a 64-byte line
+    // of the slot is completed at once (whole write-combining lines for streaming stores).
+    for (; x + 16 <= n; x += 16) {
+      __m256 v[8], w[8];
+      for (size_t i = 0; i < 8; ++i) {
+        v[i] = _mm256_loadu_ps(block.lanes + ((x + i) * 3 + c) * 8);
+        w[i] = _mm256_loadu_ps(block.lanes + ((x + 8 + i) * 3 + c) * 8);
+      }
+      Transpose8(v);  // v[r] = columns x..x+7 of row r
+      Transpose8(w);  // w[r] = columns x+8..x+15
+      for (size_t r = 0; r < block.rows; ++r) {
+        const __m256 a = _mm256_add_ps(_mm256_mul_ps(v[r], s), b);
+        const __m256 d = _mm256_add_ps(_mm256_mul_ps(w[r], s), b);
+        if (m.flip) {  // columns x..x+15 land at n-16-x..n-1-x, reversed
+          put(r, c, n - 16 - x, _mm256_permutevar8x32_ps(d, reverse));
+          put(r, c, n - 8 - x, _mm256_permutevar8x32_ps(a, reverse));
+        } else {
+          put(r, c, x, a);
+          put(r, c, x + 8, d);
+        }
+      }
+    }
     for (; x + 8 <= n; x += 8) {
       __m256 v[8];
       for (size_t i = 0; i < 8; ++i) v[i] = _mm256_loadu_ps(block.lanes + ((x + i) * 3 + c) * 8);

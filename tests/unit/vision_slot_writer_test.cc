@@ -40,7 +40,7 @@ std::vector<uint8_t> Fill(const OutputSpec& spec, const CropPlan& plan, const Ro
 }
 
 TEST(SlotWriter, BlocksAndRowsWriteTheSameSlot) {
-  for (uint32_t width : {1u, 7u, 8u, 13u, 16u, 24u}) {
+  for (uint32_t width : {1u, 7u, 8u, 13u, 16u, 24u, 32u, 40u, 41u, 47u}) {
     std::vector<float> lanes(size_t{width} * 24);
     for (size_t i = 0; i < lanes.size(); ++i) lanes[i] = static_cast<float>((i * 37) % 256);
     for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kFloat32}) {
