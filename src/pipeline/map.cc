@@ -53,12 +53,16 @@ class MapIterator final : public StageIterator, private ChunkWork {
     RunnerOptions ro;
     ro.chunk_elements = std::max<size_t>(1, o.chunk_elements);
     ro.parallelism = o.parallelism == kAutotune ? 1 : static_cast<size_t>(o.parallelism);
-    ro.window = std::max<size_t>(2, 2 * ro.parallelism);
+    // Four chunks per task: the consumer (batch) takes chunks in order, and with two it
+    // waited for the one in flight while the window was full; with four the tasks keep going
+    // (decode_image on 2 CPUs: CPUs busy 1.89 -> 1.98 of 2, 7% more images/s).
+    ro.chunks_per_task = 4;
+    ro.window = std::max<size_t>(2, ro.chunks_per_task * ro.parallelism);
     ro.ordered = o.ordered;
     ro.kind = Tunable::Kind::kMapParallelism;
     ro.tunable = ctx->options().autotune && o.parallelism == kAutotune;
     ro.max_parallelism = std::max(ro.parallelism, threads);
-    ro.max_window = 2 * ro.max_parallelism;
+    ro.max_window = ro.chunks_per_task * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
   ~MapIterator() override { runner_->Shutdown(); }

@@ -281,7 +281,7 @@ void ParallelRunner::SetValueLocked(size_t v) {
     window_ = std::clamp<size_t>(v, 1, options_.max_window);
   } else {
     parallelism_ = std::clamp<size_t>(v, 1, options_.max_parallelism);
-    window_ = std::max(window_, 2 * parallelism_);
+    window_ = std::max(window_, options_.chunks_per_task * parallelism_);
     counters_->parallelism.store(static_cast<uint32_t>(parallelism_));
   }
   counters_->capacity.store(window_ * options_.chunk_elements);
@@ -290,7 +290,8 @@ void ParallelRunner::SetValueLocked(size_t v) {
 
 uint64_t ParallelRunner::unit_bytes() const {
   std::lock_guard<std::mutex> l(mu_);
-  return options_.kind == Kind::kPrefetchDepth ? avg_chunk_bytes_ : 2 * avg_chunk_bytes_;
+  return options_.kind == Kind::kPrefetchDepth ? avg_chunk_bytes_
+                                               : options_.chunks_per_task * avg_chunk_bytes_;
 }
 
 void PullFromInput(StageIterator* input, const ParallelRunner& runner, Chunk* c,

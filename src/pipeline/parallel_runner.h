@@ -71,7 +71,10 @@ struct RunnerOptions {
   size_t chunk_elements = 64;  // elements per chunk
   size_t parallelism = 1;      // tasks at once; 0 = only the consumer's thread works
   size_t window = 2;           // chunks pulled but not yet consumed (ready or in flight)
-  bool ordered = true;         // deliver in pull order (else in completion order)
+  // The window autotune keeps per task when it sets the parallelism (window >= this x
+  // parallelism). Default: 2.
+  size_t chunks_per_task = 2;
+  bool ordered = true;  // deliver in pull order (else in completion order)
   Tunable::Kind kind = Tunable::Kind::kMapParallelism;
   bool tunable = false;        // register with autotune
   size_t max_parallelism = 1;  // autotune's bounds
