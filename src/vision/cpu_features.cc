@@ -15,6 +15,12 @@ bool OsSavesYmm() {
   return (xcr0_lo & 6u) == 6u;  // XMM and YMM state
 }
 
+bool OsSavesZmm() {
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return (xcr0_lo & 0xe6u) == 0xe6u;  // XMM, YMM, opmask, ZMM 0-15 upper halves, ZMM 16-31
+}
+
 bool Leaf1Has(unsigned ecx_bits) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
@@ -43,6 +49,15 @@ bool HaveAvx2Fma() {
 bool HaveF16c() {
 #if defined(__x86_64__)
   static const bool have = Leaf1Has(bit_F16C);
+  return have;
+#else
+  return false;
+#endif
+}
+
+bool HaveAvx512f() {
+#if defined(__x86_64__)
+  static const bool have = HaveAvx2Fma() && Leaf7Has(bit_AVX512F) && OsSavesZmm();
   return have;
 #else
   return false;

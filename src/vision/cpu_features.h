@@ -8,5 +8,7 @@ namespace sluice::vision::internal {
 bool HaveAvx2Fma();
 // AVX and F16C (binary16 conversions), with the OS saving YMM registers.
 bool HaveF16c();
+// AVX-512F, with the OS saving ZMM and opmask registers (and AVX2 + FMA).
+bool HaveAvx512f();
 
 }  // namespace sluice::vision::internal

@@ -46,6 +46,12 @@ class SlotWriter final : public RowSink {
   void WriteBlock(const RowBlock& block) override;
 
  private:
+  // How rows `width` wide go into the slot: with 32- or 64-byte non-temporal stores (float32
+  // NCHW, AVX2 or AVX-512F, aligned slot, rows and content) or not straight (kNone).
+  enum class SlotStores { kNone, kYmm, kZmm };
+  SlotStores Streams(size_t width) const;
+  // The block straight into the slot (Streams(block.width) != kNone).
+  void StreamBlock(const RowBlock& block);
   // Stores n values (already in output order) at element offset `element` of the slot.
   void Store(const float* values, size_t n, size_t element);
 

@@ -13,17 +13,19 @@
 namespace sluice::vision::internal {
 namespace {
 
+enum class Mode { kRows, kBlock };
+
 std::vector<uint8_t> Fill(const OutputSpec& spec, const CropPlan& plan, const RowBlock& block,
-                          bool by_rows, size_t misalign) {
+                          Mode mode, size_t misalign) {
   const size_t bytes = size_t{plan.canvas_width} * plan.canvas_height * 3 * 4;
   std::vector<uint8_t> storage(bytes + 64 + misalign, 0);
   uint8_t* out = storage.data();
-  while (reinterpret_cast<uintptr_t>(out) % 32 != 0) ++out;
+  while (reinterpret_cast<uintptr_t>(out) % 64 != 0) ++out;
   out += misalign;
   const PixelMap map{{1 / 58.4f, 1 / 57.1f, 1 / 57.4f}, {-2.1f, -2.0f, -1.8f}, {0, 0, 0}};
   SlotRows rows;
   SlotWriter writer(spec, map, plan, out, &rows);
-  if (by_rows) {
+  if (mode == Mode::kRows) {
     std::vector<float> rgbx(size_t{block.width} * 4);
     for (uint32_t r = 0; r < block.rows; ++r) {
       for (uint32_t x = 0; x < block.width; ++x) {
@@ -46,15 +48,16 @@ TEST(SlotWriter, BlocksAndRowsWriteTheSameSlot) {
     for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kFloat32}) {
       for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
         for (bool flip : {false, true}) {
-          for (size_t misalign : {size_t{0}, size_t{4}}) {
+          // 64-byte aligned (AVX-512 line stores), 32 (AVX2 stores), 4 (through rows)
+          for (size_t misalign : {size_t{0}, size_t{32}, size_t{4}}) {
             CropPlan plan;
             plan.canvas_width = plan.content_width = width;
             plan.canvas_height = plan.content_height = 6;
             plan.flip = flip;
             const RowBlock block{0, 6, width, lanes.data()};
             const OutputSpec spec{dtype, layout};
-            EXPECT_EQ(Fill(spec, plan, block, true, misalign),
-                      Fill(spec, plan, block, false, misalign))
+            const std::vector<uint8_t> by_rows = Fill(spec, plan, block, Mode::kRows, misalign);
+            EXPECT_EQ(by_rows, Fill(spec, plan, block, Mode::kBlock, misalign))
                 << "width " << width << " dtype " << static_cast<int>(dtype) << " layout "
                 << static_cast<int>(layout) << " flip " << flip << " misalign " << misalign;
           }
