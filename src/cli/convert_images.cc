@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/ordered_parallel.h"
 #include "cli/progress.h"
+#include "sluice/base/thread_pool.h"
 #include "sluice/format/example.h"
 #include "sluice/vision/image_info.h"
 
@@ -19,8 +20,8 @@ struct ImagesOptions {
   std::string dir;
   std::string out;
   OutputOptions output;
-  size_t threads = std::max(1u, std::thread::hardware_concurrency());  // Default: all cores
-  bool no_verify = false;  // Default: decode every image to validate it
+  size_t threads = ThreadPool::DefaultThreads();  // Default: the CPUs this process may use
+  bool no_verify = false;                         // Default: decode every image to validate it
 };
 
 struct ImageFile {

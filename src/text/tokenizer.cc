@@ -7,6 +7,8 @@
 #include <atomic>
 #include <thread>
 
+#include "sluice/base/thread_pool.h"
+
 namespace sluice::text {
 namespace {
 
@@ -91,7 +93,7 @@ Status Tokenizer::Encode(std::string_view text, std::vector<int32_t>* ids) const
 Status Tokenizer::EncodeBatch(std::span<const std::string_view> texts, size_t threads,
                               RaggedIds* out) const {
   out->Clear();
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = ThreadPool::DefaultThreads();
   threads = std::min(threads, texts.size());
   if (threads <= 1) return EncodeRange(*sp_, texts, 0, texts.size(), &out->ids, &out->offsets);
 

@@ -2,6 +2,8 @@
 Python map/filter, schema, cardinality, options, stats and the stall report.
 Run: make pytest  (or SLUICE_BUILD=build /usr/bin/python3 -m pytest tests/python)
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -197,6 +199,16 @@ def test_invalid_stages_raise_at_the_call():
         ds.map(parse_id, output={"id": "int7"})
     with pytest.raises(sluice.InvalidArgumentError, match="not callable"):
         ds.filter(42)
+
+
+def test_default_threads_follow_the_affinity_mask():
+    saved = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(saved)})  # as `taskset -c N` would
+        assert ids_dataset().iterator().stats()["threads"] == 1
+    finally:
+        os.sched_setaffinity(0, saved)
+    assert 1 <= ids_dataset().iterator().stats()["threads"] <= len(saved)
 
 
 def test_options_reach_the_iterator():

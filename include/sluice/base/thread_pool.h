@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -13,7 +14,7 @@ namespace sluice {
 
 class ThreadPool {
  public:
-  // `threads` workers; 0 means one per hardware thread.
+  // `threads` workers; 0 means DefaultThreads().
   explicit ThreadPool(size_t threads);
   // Runs the tasks still queued, then joins the workers. Tasks must therefore finish on
   // their own (pipeline tasks check a cancellation flag).
@@ -27,6 +28,16 @@ class ThreadPool {
   static size_t HardwareThreads();
   // CPUs the calling thread may run on (its affinity mask: taskset, sched_setaffinity), >= 1.
   static size_t UsableCpus();
+  // The default thread count of pools, tokenizers and converters: UsableCpus(), capped by
+  // the CPU quota of the process's cgroup (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
+  // `cpu.cfs_period_us`, as `docker --cpus=2` sets them; rounded up), >= 1. A container
+  // limited to 2 CPUs on a 64-core host gets 2 threads, not 64.
+  static size_t DefaultThreads();
+  // The CPUs a quota allows, rounded up; 0 when there is no quota (quota <= 0, period <= 0).
+  static size_t QuotaCpus(long long quota, long long period);
+  // The quota in a cgroup v2 `cpu.max` text ("max 100000": none, 0; "150000 100000": 2;
+  // unreadable: 0). Exposed for tests.
+  static size_t CpuMaxCpus(const std::string& cpu_max);
 
  private:
   void WorkerLoop();

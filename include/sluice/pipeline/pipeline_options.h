@@ -21,7 +21,8 @@ std::string_view ErrorPolicyName(ErrorPolicy policy);  // "raise", "skip", "quar
 Result<ErrorPolicy> ParseErrorPolicy(std::string_view name);
 
 struct PipelineOptions {
-  // Threads of the pipeline's one pool, shared by all stages. Default: 0 = one per core.
+  // Threads of the pipeline's one pool, shared by all stages. Default: 0 = one per CPU this
+  // process may use (ThreadPool::DefaultThreads: affinity mask, cgroup CPU quota).
   uint32_t threads = 0;
   // Bytes all pipeline buffers (read-ahead, map windows, shuffle buffer, prefetch) may hold;
   // past it the pipeline stops running ahead (backpressure) instead of growing.

@@ -22,7 +22,7 @@ enum class InvalidUtf8Policy {
 
 struct EncodeDocumentsOptions {
   InvalidUtf8Policy invalid_utf8 = InvalidUtf8Policy::kRaise;  // Default: raise
-  size_t threads = 0;  // Default: 0, one per hardware thread
+  size_t threads = 0;  // Default: 0, ThreadPool::DefaultThreads()
 };
 
 // Encodes `docs` (from SplitText over the contents of `file`, which only names errors) into

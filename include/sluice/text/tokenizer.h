@@ -48,7 +48,7 @@ class Tokenizer {
   Status Encode(std::string_view text, std::vector<int32_t>* ids) const;
 
   // Encodes texts[i] into document i of *out (cleared first), splitting the work over
-  // `threads` threads (0: one per hardware thread). The result does not depend on the
+  // `threads` threads (0: ThreadPool::DefaultThreads()). The result does not depend on the
   // thread count. Threads are started per call, so batches should hold at least a few
   // thousand texts; a pipeline stage with its own pool calls Encode from it instead.
   Status EncodeBatch(std::span<const std::string_view> texts, size_t threads, RaggedIds* out) const;
