@@ -42,7 +42,7 @@ pipeline::Dataset DecodeImage(const pipeline::Dataset& d, const std::string& inp
   o.input = input;
   for (py::handle op : ops) o.ops.push_back(OpFromTuple(py::reinterpret_borrow<py::tuple>(op)));
   o.output_spec.layout = ValueOrThrow(vision::ParseLayout(layout));
-  o.output_spec.dtype = ValueOrThrow(vision::ParseDType(dtype));
+  o.output_spec.dtype = ValueOrThrow(vision::ParseImageDType(dtype));
   o.output = output;
   o.keep_input = keep_input;
   o.parallelism = parallelism;

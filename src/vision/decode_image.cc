@@ -54,7 +54,7 @@ Result<Schema> OutputSchema(const Schema& in, const DecodeImageOptions& o, const
                            in.ToString());
   }
   std::array<uint32_t, 3> s = t.output_shape();
-  FeatureInfo out{o.output, PipelineDType(o.output_spec.dtype), Shape{s[0], s[1], s[2]}};
+  FeatureInfo out{o.output, o.output_spec.dtype, Shape{s[0], s[1], s[2]}};
   std::vector<FeatureInfo> features = in.features();
   if (slots->replaces) {
     features[slots->input] = std::move(out);
@@ -67,7 +67,7 @@ Result<Schema> OutputSchema(const Schema& in, const DecodeImageOptions& o, const
 }
 
 pipeline::MapFn DecodeFn(std::shared_ptr<const ImageTransform> t, Slots slots, Shape output_shape) {
-  pipeline::DType dtype = PipelineDType(t->output().dtype);
+  pipeline::DType dtype = t->output().dtype;
   return [t = std::move(t), slots, output_shape, dtype](Element* e,
                                                         const MapContext& ctx) -> Status {
     thread_local DecodeScratch scratch;
@@ -91,18 +91,6 @@ pipeline::MapFn DecodeFn(std::shared_ptr<const ImageTransform> t, Slots slots, S
 }
 
 }  // namespace
-
-pipeline::DType PipelineDType(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt8:
-      return pipeline::DType::kUInt8;
-    case DType::kFloat16:
-      return pipeline::DType::kFloat16;
-    case DType::kFloat32:
-      return pipeline::DType::kFloat32;
-  }
-  return pipeline::DType::kFloat32;
-}
 
 Result<pipeline::Dataset> DecodeImage(const pipeline::Dataset& input, DecodeImageOptions options) {
   SLUICE_RETURN_IF_ERROR(input.status());

@@ -242,6 +242,10 @@ void SlotWriter::Store(const float* values, size_t n, size_t element) {
     case DType::kFloat32:
       StreamFloats(values, reinterpret_cast<float*>(out_) + element, n);
       return;
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kString:
+      return;  // not image dtypes: ImageTransform::Make refuses them
   }
 }
 

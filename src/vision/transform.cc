@@ -20,21 +20,13 @@ DecodeScratch::~DecodeScratch() = default;
 DecodeScratch::DecodeScratch(DecodeScratch&&) noexcept = default;
 DecodeScratch& DecodeScratch::operator=(DecodeScratch&&) noexcept = default;
 
-std::string_view DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt8:
-      return "uint8";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kFloat32:
-      break;
-  }
-  return "float32";
+bool IsImageDType(DType dtype) {
+  return dtype == DType::kUInt8 || dtype == DType::kFloat16 || dtype == DType::kFloat32;
 }
 
 std::string_view LayoutName(Layout layout) { return layout == Layout::kNHWC ? "NHWC" : "NCHW"; }
 
-Result<DType> ParseDType(std::string_view name) {
+Result<DType> ParseImageDType(std::string_view name) {
   for (DType d : {DType::kUInt8, DType::kFloat16, DType::kFloat32}) {
     if (name == DTypeName(d)) return d;
   }
@@ -47,18 +39,6 @@ Result<Layout> ParseLayout(std::string_view name) {
     if (name == LayoutName(l)) return l;
   }
   return InvalidArgument("unknown layout '" + std::string(name) + "' (expected NHWC or NCHW)");
-}
-
-size_t DTypeSize(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt8:
-      return 1;
-    case DType::kFloat16:
-      return 2;
-    case DType::kFloat32:
-      break;
-  }
-  return 4;
 }
 
 namespace {
@@ -120,6 +100,10 @@ uint32_t ChooseDctScale(const CropPlan& plan) {
 
 Result<ImageTransform> ImageTransform::Make(std::vector<Op> ops, OutputSpec output,
                                             TransformOptions options) {
+  if (!IsImageDType(output.dtype)) {
+    return InvalidArgument("image output dtype must be uint8, float16 or float32, not " +
+                           std::string(DTypeName(output.dtype)));
+  }
   ImageTransform t;
   // ToTensor: pixel / 255; then each Normalize composes (v - mean) / std.
   t.scale_ = {1.0f / 255, 1.0f / 255, 1.0f / 255};

@@ -142,6 +142,8 @@ def test_bad_arguments_raise_at_the_call():
     parsed = sluice.from_records(records(2)).parse_example({"image/encoded": "bytes"})
     with pytest.raises(sluice.InvalidArgumentError):
         parsed.decode_image("image/encoded", vision.RandomResizedCrop(8), dtype="int7")
+    with pytest.raises(sluice.InvalidArgumentError, match="uint8, float16 or float32"):
+        parsed.decode_image("image/encoded", vision.RandomResizedCrop(8), dtype="int64")
     with pytest.raises(sluice.InvalidArgumentError):  # Normalize needs a float dtype
         parsed.decode_image("image/encoded", vision.CenterCrop(8),
                             vision.Normalize(mean=MEAN, std=STD), dtype="uint8")

@@ -45,6 +45,19 @@ TEST(ImageTransformMake, OutputSizeMustNotDependOnTheImage) {
   EXPECT_TRUE(ImageTransform::Make({Resize{0, 32, 48}}).ok());
 }
 
+TEST(ImageTransformMake, OutputDTypeIsAnImageDType) {
+  for (DType d : {DType::kUInt8, DType::kFloat16, DType::kFloat32}) {
+    EXPECT_TRUE(ImageTransform::Make({CenterCrop{8, 8}}, OutputSpec{d, Layout::kNCHW}).ok());
+    EXPECT_EQ(ParseImageDType(DTypeName(d)).value(), d);
+  }
+  for (DType d : {DType::kInt32, DType::kInt64, DType::kString}) {
+    Result<ImageTransform> t = ImageTransform::Make({CenterCrop{8, 8}}, OutputSpec{d});
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find(DTypeName(d)), std::string::npos) << t.status().ToString();
+    EXPECT_EQ(ParseImageDType(DTypeName(d)).status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(ImageTransformMake, RejectsBadParameters) {
   RandomResizedCrop zero_scale;
   zero_scale.scale_min = 0;

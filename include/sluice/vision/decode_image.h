@@ -51,9 +51,6 @@ struct DecodeImageOptions {
   std::optional<pipeline::ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
 };
 
-// The pipeline dtype of a vision output dtype.
-pipeline::DType PipelineDType(DType dtype);
-
 // `input` followed by the decode_image stage. InvalidArgument for a bad op list, a missing
 // or non-bytes input feature, or an output name already used by another feature.
 Result<pipeline::Dataset> DecodeImage(const pipeline::Dataset& input, DecodeImageOptions options);

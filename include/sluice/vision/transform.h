@@ -28,19 +28,24 @@
 #include "sluice/base/bytes.h"
 #include "sluice/base/random.h"
 #include "sluice/base/status.h"
+#include "sluice/pipeline/tensor.h"
 #include "sluice/vision/decode.h"
 #include "sluice/vision/ops.h"
 
 namespace sluice::vision {
 
-enum class DType { kUInt8, kFloat16, kFloat32 };
+// An image's dtype is its batch tensor's (the pipeline's DType); images are written as
+// uint8, float16 or float32 (ImageTransform::Make refuses the others).
+using DType = pipeline::DType;
+using pipeline::DTypeName;
+using pipeline::DTypeSize;
 enum class Layout { kNHWC, kNCHW };
 
-std::string_view DTypeName(DType dtype);     // "uint8", "float16", "float32"
+bool IsImageDType(DType dtype);              // uint8, float16 or float32
 std::string_view LayoutName(Layout layout);  // "NHWC", "NCHW"
-Result<DType> ParseDType(std::string_view name);
+// "uint8", "float16" or "float32"; anything else is InvalidArgument.
+Result<DType> ParseImageDType(std::string_view name);
 Result<Layout> ParseLayout(std::string_view name);
-size_t DTypeSize(DType dtype);
 
 // How one sample is written into its batch slot. The layout names the batch tensor: a slot is
 // C x H x W (NCHW) or H x W x C (NHWC), C = 3 (RGB). uint8 holds the resampled pixel rounded
