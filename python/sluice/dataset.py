@@ -115,25 +115,34 @@ class Dataset:
     def padded_batch(self, batch_size: int, drop_remainder: bool = False, *,
                      pad_to_multiple_of: int = 1,
                      pad_values: Optional[Mapping[str, float]] = None,
-                     masks: bool = True) -> "Dataset":
+                     masks: bool = True,
+                     lengths: Optional[Mapping[str, int]] = None,
+                     padding_side: str = "right") -> "Dataset":
         """Batches elements of different shapes, padding each feature to the longest in the
-        batch (rounded up to pad_to_multiple_of) and adding "<name>_mask" features."""
+        batch (rounded up to pad_to_multiple_of) and adding "<name>_mask" features.
+        lengths: fixed first-dimension lengths per feature (static shapes; a longer element
+        raises InvalidArgumentError naming its record). padding_side: "right" (data first)
+        or "left" (data ends at the last position; the first dimension only)."""
         return self._then("padded_batch", batch_size=batch_size, drop_remainder=drop_remainder,
                           pad_to_multiple_of=pad_to_multiple_of,
-                          pad_values=dict(pad_values or {}), masks=masks)
+                          pad_values=dict(pad_values or {}), masks=masks,
+                          lengths=dict(lengths or {}), padding_side=padding_side)
 
     def bucket_by_length(self, length_feature: str, boundaries: Sequence[int],
                          batch_sizes: Sequence[int], *, drop_remainder: bool = False,
                          pad_to_multiple_of: int = 1,
                          pad_values: Optional[Mapping[str, float]] = None,
-                         masks: bool = True) -> "Dataset":
+                         masks: bool = True,
+                         lengths: Optional[Mapping[str, int]] = None,
+                         padding_side: str = "right") -> "Dataset":
         """Groups elements by the length of `length_feature` into buckets
         (boundaries[i-1] <= length < boundaries[i]) and emits a padded batch of
-        batch_sizes[i] when bucket i is full."""
+        batch_sizes[i] when bucket i is full (padding options as padded_batch)."""
         return self._then("bucket_by_length", length_feature=length_feature,
                           boundaries=list(boundaries), batch_sizes=list(batch_sizes),
                           drop_remainder=drop_remainder, pad_to_multiple_of=pad_to_multiple_of,
-                          pad_values=dict(pad_values or {}), masks=masks)
+                          pad_values=dict(pad_values or {}), masks=masks,
+                          lengths=dict(lengths or {}), padding_side=padding_side)
 
     def tokenize(self, feature: str, model: Any, *, output: str = "tokens",
                  on_error: Optional[str] = None, replace_invalid_utf8: bool = False,

@@ -41,11 +41,19 @@ pipeline::Schema SchemaFromSpecs(const py::dict& specs) {
 }
 
 pipeline::PaddingOptions Padding(size_t pad_to_multiple_of,
-                                 const std::map<std::string, double>& pad_values, bool masks) {
+                                 const std::map<std::string, double>& pad_values, bool masks,
+                                 const std::map<std::string, int64_t>& lengths,
+                                 const std::string& side) {
   pipeline::PaddingOptions p;
   p.pad_to_multiple_of = std::max<size_t>(1, pad_to_multiple_of);
   p.pad_values = pad_values;
   p.masks = masks;
+  p.lengths = lengths;
+  if (side == "left") {
+    p.side = pipeline::PaddingOptions::Side::kLeft;
+  } else if (side != "right") {
+    ThrowIfError(InvalidArgument("padding_side must be 'right' or 'left', got '" + side + "'"));
+  }
   return p;
 }
 
@@ -141,11 +149,12 @@ Dataset Filter(const Dataset& d, py::object predicate, const std::string& name,
 
 Dataset PaddedBatch(const Dataset& d, size_t batch_size, bool drop_remainder,
                     size_t pad_to_multiple_of, const std::map<std::string, double>& pad_values,
-                    bool masks) {
+                    bool masks, const std::map<std::string, int64_t>& lengths,
+                    const std::string& padding_side) {
   pipeline::PaddedBatchOptions o;
   o.batch_size = batch_size;
   o.drop_remainder = drop_remainder;
-  o.padding = Padding(pad_to_multiple_of, pad_values, masks);
+  o.padding = Padding(pad_to_multiple_of, pad_values, masks, lengths, padding_side);
   return Checked(d.PaddedBatch(o));
 }
 
@@ -153,13 +162,14 @@ Dataset BucketByLength(const Dataset& d, const std::string& length_feature,
                        const std::vector<int64_t>& boundaries,
                        const std::vector<size_t>& batch_sizes, bool drop_remainder,
                        size_t pad_to_multiple_of, const std::map<std::string, double>& pad_values,
-                       bool masks) {
+                       bool masks, const std::map<std::string, int64_t>& lengths,
+                       const std::string& padding_side) {
   pipeline::BucketOptions o;
   o.length_feature = length_feature;
   o.boundaries = boundaries;
   o.batch_sizes = batch_sizes;
   o.drop_remainder = drop_remainder;
-  o.padding = Padding(pad_to_multiple_of, pad_values, masks);
+  o.padding = Padding(pad_to_multiple_of, pad_values, masks, lengths, padding_side);
   return Checked(d.BucketByLength(o));
 }
 
@@ -213,10 +223,12 @@ void RegisterDataset(py::module_& m) {
           arg("batch_size"), arg("drop_remainder") = false)
       .def("padded_batch", &PaddedBatch, arg("batch_size"), arg("drop_remainder") = false,
            arg("pad_to_multiple_of") = 1, arg("pad_values") = std::map<std::string, double>(),
-           arg("masks") = true)
+           arg("masks") = true, arg("lengths") = std::map<std::string, int64_t>(),
+           arg("padding_side") = "right")
       .def("bucket_by_length", &BucketByLength, arg("length_feature"), arg("boundaries"),
            arg("batch_sizes"), arg("drop_remainder") = false, arg("pad_to_multiple_of") = 1,
-           arg("pad_values") = std::map<std::string, double>(), arg("masks") = true)
+           arg("pad_values") = std::map<std::string, double>(), arg("masks") = true,
+           arg("lengths") = std::map<std::string, int64_t>(), arg("padding_side") = "right")
       .def(
           "prefetch", [](const Dataset& d, int64_t n) { return Checked(d.Prefetch(n)); },
           arg("buffer_size") = -1)

@@ -118,34 +118,41 @@ Status StackFeature(const StackContext& sc, const std::vector<Element>& elems, s
 }
 
 // Maps flat index q of the padded block `padded` to the flat index of an element of shape
-// `shape`, or -1 when q falls into padding.
-int64_t Unpad(uint64_t q, const Shape& padded, const Shape& shape) {
+// `shape` whose dim 0 starts at `lead` (left padding), or -1 when q falls into padding.
+int64_t Unpad(uint64_t q, const Shape& padded, const Shape& shape, int64_t lead) {
   int64_t flat = 0;
   int64_t stride = 1;
   for (size_t d = padded.rank(); d-- > 0;) {
     int64_t idx = static_cast<int64_t>(q % static_cast<uint64_t>(padded[d]));
     q /= static_cast<uint64_t>(padded[d]);
-    if (idx >= shape[d]) return -1;
+    if (d == 0) idx -= lead;
+    if (idx < 0 || idx >= shape[d]) return -1;
     flat += idx * stride;
     stride *= shape[d];
   }
   return flat;
 }
 
-void PadDense(const Tensor& t, const Shape& padded, char* dst) {
+// Copies element `t` into its padded block at `dst`, dim 0 starting at `lead`.
+void PadDense(const Tensor& t, const Shape& padded, int64_t lead, char* dst) {
   size_t vs = DTypeSize(t.dtype());
   const Shape& s = t.shape();
   if (s.rank() == 0 || s.num_elements() == 0) return;
+  if (s.rank() == 1) {
+    std::memcpy(dst + static_cast<size_t>(lead) * vs, t.raw_data(), t.nbytes());
+    return;
+  }
   size_t row = static_cast<size_t>(s[s.rank() - 1]) * vs;
   size_t rows = static_cast<size_t>(s.num_elements()) / static_cast<size_t>(s[s.rank() - 1]);
   size_t padded_row = static_cast<size_t>(padded[padded.rank() - 1]) * vs;
   // Row r of the element (index over its leading dims) lands at the same leading index of the
-  // padded block.
+  // padded block (dim 0 shifted by `lead`).
   for (size_t r = 0; r < rows; ++r) {
     size_t rem = r, dst_row = 0, stride = 1;
     for (size_t d = s.rank() - 1; d-- > 0;) {
       size_t idx = rem % static_cast<size_t>(s[d]);
       rem /= static_cast<size_t>(s[d]);
+      if (d == 0) idx += static_cast<size_t>(lead);
       dst_row += idx * stride;
       stride *= static_cast<size_t>(padded[d]);
     }
@@ -153,17 +160,23 @@ void PadDense(const Tensor& t, const Shape& padded, char* dst) {
   }
 }
 
-void PadStrings(const std::vector<Element>& elems, size_t n, size_t f, const Shape& padded,
-                Tensor* out) {
+// Where dim 0 of an element of shape `s` starts in a block padded to `padded`.
+int64_t Lead(const PaddingPlan& plan, const Shape& s, const Shape& padded) {
+  return plan.left && s.rank() > 0 ? padded[0] - s[0] : 0;
+}
+
+void PadStrings(const PaddingPlan& plan, const std::vector<Element>& elems, size_t n, size_t f,
+                const Shape& padded, Tensor* out) {
   uint64_t per = static_cast<uint64_t>(padded.num_elements());
   uint64_t* off = out->mutable_offsets();
   char* values = out->mutable_values();
   uint64_t pos = 0;
   for (size_t i = 0; i < n; ++i) {
     const Tensor& t = elems[i].tensors[f];
+    const int64_t lead = Lead(plan, t.shape(), padded);
     for (uint64_t q = 0; q < per; ++q) {
       off[i * per + q] = pos;
-      int64_t src = Unpad(q, padded, t.shape());
+      int64_t src = Unpad(q, padded, t.shape(), lead);
       if (src < 0) continue;
       ByteView v = t.string(src);
       std::memcpy(values + pos, v.data(), v.size());
@@ -183,9 +196,21 @@ Status StackPaddedFeature(const StackContext& sc, const PaddingPlan& plan,
       padded.set_dim(d, std::max(padded[d], elems[i].tensors[f].shape()[d]));
     }
   }
+  const int64_t fixed = plan.length[f];
+  if (fixed >= 0) {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t len = elems[i].tensors[f].shape()[0];
+      if (len > fixed) {
+        return InvalidArgument(
+            sc.stage + ": feature '" + (*sc.schema)[f].name + "' has length " +
+            std::to_string(len) + ", more than its fixed length " + std::to_string(fixed) +
+            " (truncate it before batching): " + sc.ctx->DescribeRecord(elems[i].id));
+      }
+    }
+  }
   for (size_t d = 0; d < padded.rank(); ++d) {
     int64_t m = static_cast<int64_t>(plan.multiple);
-    padded.set_dim(d, (padded[d] + m - 1) / m * m);
+    padded.set_dim(d, d == 0 && fixed >= 0 ? fixed : (padded[d] + m - 1) / m * m);
   }
   SLUICE_ASSIGN_OR_RETURN(Shape shape, BatchedShape(sc, f, padded, n));
   Tensor& o = out->tensors[f];
@@ -193,13 +218,15 @@ Status StackPaddedFeature(const StackContext& sc, const PaddingPlan& plan,
     size_t total = 0;
     for (size_t i = 0; i < n; ++i) total += elems[i].tensors[f].nbytes();
     o.ResizeStrings(shape, total, sc.pool);
-    PadStrings(elems, n, f, padded, &o);
+    PadStrings(plan, elems, n, f, padded, &o);
   } else {
     o.ResizeDense(t0.dtype(), shape, sc.pool);
     size_t per = static_cast<size_t>(padded.num_elements());
     Fill(o.raw_data(), n * per, t0.dtype(), plan.pad_value[f]);
     for (size_t i = 0; i < n; ++i) {
-      PadDense(elems[i].tensors[f], padded, o.raw_data() + i * per * DTypeSize(t0.dtype()));
+      const Tensor& t = elems[i].tensors[f];
+      PadDense(t, padded, Lead(plan, t.shape(), padded),
+               o.raw_data() + i * per * DTypeSize(t0.dtype()));
     }
   }
   if (plan.mask_index[f] >= 0) {
@@ -211,7 +238,11 @@ Status StackPaddedFeature(const StackContext& sc, const PaddingPlan& plan,
       int64_t valid = s.rank() ? s[0] : 1;
       uint8_t* row = mask.data<uint8_t>() + i * static_cast<size_t>(len);
       std::fill(row, row + len, uint8_t{0});
-      std::fill(row, row + valid, uint8_t{1});
+      if (plan.left) {
+        std::fill(row + (len - valid), row + len, uint8_t{1});
+      } else {
+        std::fill(row, row + valid, uint8_t{1});
+      }
     }
   }
   return Status::OK();
@@ -248,8 +279,23 @@ Result<PaddingPlan> PlanPadding(const Schema& input, const PaddingOptions& optio
                              "' (features: " + input.ToString() + ")");
     }
   }
+  for (const auto& [name, length] : options.lengths) {
+    const int index = input.Find(name);
+    if (index < 0) {
+      return InvalidArgument("lengths names unknown feature '" + name +
+                             "' (features: " + input.ToString() + ")");
+    }
+    if (input[static_cast<size_t>(index)].shape.rank() == 0) {
+      return InvalidArgument("lengths names scalar feature '" + name + "' (nothing to pad)");
+    }
+    if (length < 1) {
+      return InvalidArgument("lengths: feature '" + name + "' needs a length >= 1, got " +
+                             std::to_string(length));
+    }
+  }
   PaddingPlan plan;
   plan.multiple = options.pad_to_multiple_of;
+  plan.left = options.side == PaddingOptions::Side::kLeft;
   *output = Schema();
   std::vector<FeatureInfo> masks;
   for (const FeatureInfo& f : input.features()) {
@@ -258,14 +304,20 @@ Result<PaddingPlan> PlanPadding(const Schema& input, const PaddingOptions& optio
     auto pv = options.pad_values.find(f.name);
     plan.padded.push_back(padded);
     plan.pad_value.push_back(pv == options.pad_values.end() ? 0.0 : pv->second);
+    auto fixed = options.lengths.find(f.name);
+    plan.length.push_back(fixed == options.lengths.end() ? -1 : fixed->second);
     plan.mask_index.push_back(mask ? static_cast<int>(input.size() + masks.size()) : -1);
     FeatureInfo out = f;
     if (padded && (plan.multiple != 1 || !f.shape.fully_defined())) {
       for (size_t d = 0; d < out.shape.rank(); ++d) out.shape.set_dim(d, -1);
     }
+    if (plan.length.back() >= 0) out.shape.set_dim(0, plan.length.back());
     out.shape.PushFront(batch_dim);
     output->Add(std::move(out));
-    if (mask) masks.push_back(FeatureInfo{f.name + "_mask", DType::kUInt8, Shape{batch_dim, -1}});
+    if (mask) {
+      masks.push_back(
+          FeatureInfo{f.name + "_mask", DType::kUInt8, Shape{batch_dim, plan.length.back()}});
+    }
   }
   for (FeatureInfo& m : masks) output->Add(std::move(m));
   return plan;

@@ -16,7 +16,9 @@ struct PaddingPlan {
   std::vector<bool> padded;       // per input feature: pad (rank >= 1) or stack as is
   std::vector<int> mask_index;    // per input feature: output tensor of its mask, or -1
   std::vector<double> pad_value;  // per input feature
+  std::vector<int64_t> length;    // per input feature: fixed length of dim 0, or -1
   size_t multiple = 1;
+  bool left = false;  // dim 0 padded before the data
 };
 
 // The plan and the output schema of padded stacking; `batch_dim` is the batch dimension of

@@ -159,6 +159,29 @@ def test_padded_batch_pads_and_adds_masks():
     np.testing.assert_array_equal(b["seq_mask"], [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
 
 
+def test_padded_batch_left_side_and_fixed_lengths():
+    def ragged(e):
+        i = int(e["record"])
+        return {"seq": np.arange(i % 4 + 1, dtype=np.int32)}
+
+    base = sluice.from_records([b"%d" % i for i in range(6)]).map(
+        ragged, output={"seq": "int32[-1]"})
+    b = next(iter(base.padded_batch(3, pad_values={"seq": -1}, padding_side="left")))
+    np.testing.assert_array_equal(b["seq"], [[-1, -1, 0], [-1, 0, 1], [0, 1, 2]])
+    np.testing.assert_array_equal(b["seq_mask"], [[0, 0, 1], [0, 1, 1], [1, 1, 1]])
+
+    fixed = base.padded_batch(2, drop_remainder=True, lengths={"seq": 5})
+    assert fixed.schema["seq"] == "int32[2, 5]"
+    b = next(iter(fixed))
+    np.testing.assert_array_equal(b["seq"], [[0, 0, 0, 0, 0], [0, 1, 0, 0, 0]])
+    with pytest.raises(sluice.InvalidArgumentError, match="more than its fixed length 3"):
+        list(base.padded_batch(6, lengths={"seq": 3}))  # record 3 has 4 values
+    with pytest.raises(sluice.InvalidArgumentError, match="padding_side"):
+        base.padded_batch(2, padding_side="middle")
+    with pytest.raises(sluice.InvalidArgumentError, match="unknown feature 'nope'"):
+        base.padded_batch(2, lengths={"nope": 4})
+
+
 def test_bucket_by_length_groups_by_length():
     def seq(e):
         n = int(e["record"]) % 10 + 1

@@ -1,6 +1,7 @@
 // Stage behaviour: read order, batch/padded_batch/bucket stacking, filter, take/skip, repeat,
 // and the graph errors Dataset reports.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <set>
 
@@ -137,6 +138,106 @@ TEST(PipelinePaddedBatch, UnknownPadValueFeatureIsRejected) {
   Dataset ds = Ragged(3).PaddedBatch(o);
   EXPECT_EQ(ds.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(ds.MakeIterator().ok());
+}
+
+TEST(PipelinePaddedBatch, LeftPaddingEndsTheDataAtTheLastPosition) {
+  PaddedBatchOptions o;
+  o.batch_size = 3;
+  o.padding.pad_values["seq"] = -1;
+  o.padding.side = PaddingOptions::Side::kLeft;
+  auto it = MakeIt(Ragged(3).PaddedBatch(o), 1);
+  Element e;
+  ASSERT_TRUE(*it->Next(&e));
+  const Tensor& seq = e.tensors[0];
+  ASSERT_EQ(seq.shape(), Shape({3, 3}));
+  std::vector<int32_t> got(seq.data<int32_t>(), seq.data<int32_t>() + 9);
+  EXPECT_EQ(got, (std::vector<int32_t>{-1, -1, 0, -1, 1, 1, 2, 2, 2}));
+  const Tensor& mask = e.tensors[2];
+  std::vector<uint8_t> m(mask.data<uint8_t>(), mask.data<uint8_t>() + 9);
+  EXPECT_EQ(m, (std::vector<uint8_t>{0, 0, 1, 0, 1, 1, 1, 1, 1}));
+}
+
+// Element i: "grid" = int32 [i % 3 + 1, 2] holding 10 * i + j, "words" = strings [i % 3 + 1].
+Dataset Grids(uint64_t n) {
+  auto fn = [](Element* e, const MapContext& ctx) -> Status {
+    int64_t id = std::stoll(std::string(e->tensors[0].string(0)));
+    const int64_t rows = id % 3 + 1;
+    e->tensors.resize(2);
+    e->tensors[0].ResizeDense(DType::kInt32, Shape{rows, 2}, ctx.pool());
+    for (int64_t j = 0; j < rows * 2; ++j) e->tensors[0].data<int32_t>()[j] = int32_t(10 * id + j);
+    std::string values;
+    for (int64_t j = 0; j < rows; ++j) values += static_cast<char>('a' + j);
+    e->tensors[1].ResizeStrings(Shape{rows}, values.size(), ctx.pool());
+    for (int64_t j = 0; j <= rows; ++j) e->tensors[1].mutable_offsets()[j] = uint64_t(j);
+    std::memcpy(e->tensors[1].mutable_values(), values.data(), values.size());
+    return Status::OK();
+  };
+  MapOptions mo;
+  mo.output_schema = Schema({FeatureInfo{"grid", DType::kInt32, Shape{-1, 2}},
+                             FeatureInfo{"words", DType::kString, Shape{-1}}});
+  return Ids({n}).Map(fn, mo);
+}
+
+TEST(PipelinePaddedBatch, LeftPaddingShiftsOnlyTheFirstDimension) {
+  PaddedBatchOptions o;
+  o.batch_size = 2;
+  o.padding.side = PaddingOptions::Side::kLeft;
+  o.padding.pad_values["grid"] = -1;
+  auto it = MakeIt(Grids(2).PaddedBatch(o), 1);
+  Element e;
+  ASSERT_TRUE(*it->Next(&e));
+  const Tensor& grid = e.tensors[0];
+  ASSERT_EQ(grid.shape(), Shape({2, 2, 2}));
+  std::vector<int32_t> got(grid.data<int32_t>(), grid.data<int32_t>() + 8);
+  EXPECT_EQ(got, (std::vector<int32_t>{-1, -1, 0, 1, 10, 11, 12, 13}));
+  const Tensor& words = e.tensors[1];
+  ASSERT_EQ(words.shape(), Shape({2, 2}));
+  EXPECT_EQ(words.string(0), "");  // padding
+  EXPECT_EQ(words.string(1), "a");
+  EXPECT_EQ(words.string(2), "a");
+  EXPECT_EQ(words.string(3), "b");
+}
+
+TEST(PipelinePaddedBatch, FixedLengthsGiveStaticShapes) {
+  PaddedBatchOptions o;
+  o.batch_size = 2;
+  o.drop_remainder = true;
+  o.padding.lengths["seq"] = 6;
+  o.padding.pad_to_multiple_of = 4;  // does not round a fixed length
+  auto it = MakeIt(Ragged(4).PaddedBatch(o), 1);
+  EXPECT_EQ(it->schema()[0].shape, Shape({2, 6}));
+  EXPECT_EQ(it->schema()[2].shape, Shape({2, 6}));  // seq_mask
+  Element e;
+  ASSERT_TRUE(*it->Next(&e));
+  EXPECT_EQ(e.tensors[0].shape(), Shape({2, 6}));
+  std::vector<int32_t> got(e.tensors[0].data<int32_t>(), e.tensors[0].data<int32_t>() + 12);
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(e.tensors[2].shape(), Shape({2, 6}));
+}
+
+TEST(PipelinePaddedBatch, AnElementLongerThanItsFixedLengthIsAnErrorNamingIt) {
+  PaddedBatchOptions o;
+  o.batch_size = 4;
+  o.padding.lengths["seq"] = 3;  // element 3 has 4 values
+  auto it = MakeIt(Ragged(4).PaddedBatch(o), 1);
+  Element e;
+  Result<bool> r = it->Next(&e);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("feature 'seq' has length 4, more than its fixed length 3"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("record 3"), std::string::npos) << r.status().ToString();
+}
+
+TEST(PipelinePaddedBatch, FixedLengthsAreChecked) {
+  for (auto [name, length] :
+       std::vector<std::pair<std::string, int64_t>>{{"nope", 4}, {"name", 4}, {"seq", 0}}) {
+    PaddedBatchOptions o;
+    o.padding.lengths[name] = length;
+    Dataset ds = Ragged(3).PaddedBatch(o);
+    EXPECT_EQ(ds.status().code(), StatusCode::kInvalidArgument) << name;
+  }
 }
 
 TEST(PipelineBucket, GroupsByLengthAndFlushesPartialBuckets) {

@@ -23,6 +23,17 @@ struct PaddingOptions {
   // For each padded feature add "<name>_mask" (uint8 [batch, padded length of dim 0]):
   // 1 where the element had data. Default: true.
   bool masks = true;
+  // Where the first dimension's padding goes: after the data (kRight, as tf.data) or before
+  // it (kLeft: the data ends at the last position, as batched generation with a decoder
+  // wants; Hugging Face's padding_side="left"). Other dimensions are always padded after
+  // the data. Default: kRight.
+  enum class Side { kRight, kLeft };
+  Side side = Side::kRight;
+  // Fixed first-dimension lengths, per feature: padded to exactly this length whatever the
+  // batch holds (static shapes, e.g. for XLA; tf.data's padded_shapes). An element longer
+  // than it is an InvalidArgument naming its record: truncate before batching.
+  // pad_to_multiple_of does not round these. Default: none.
+  std::map<std::string, int64_t> lengths;
 };
 
 struct PaddedBatchOptions {
