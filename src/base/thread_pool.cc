@@ -6,6 +6,7 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace sluice {
 
@@ -53,11 +54,28 @@ long long ReadNumber(const std::string& path) {
   return in >> v ? v : 0;
 }
 
-// The CPU quota of this process's cgroup, in CPUs rounded up; 0 if none is found. Looks in
-// the process's own cgroup directory (from /proc/self/cgroup), then at the mount's root
-// (inside a container, the cgroup namespace root is the container's cgroup).
-size_t CgroupQuotaCpus() {
-  std::istringstream lines(ReadSmallFile("/proc/self/cgroup"));
+// `root` + `path` and each of its ancestors up to `root`: a quota on any of them applies.
+std::vector<std::string> CgroupDirs(const std::string& root, std::string path) {
+  std::vector<std::string> dirs;
+  while (!path.empty() && path != "/") {
+    dirs.push_back(root + path);
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) break;
+    path.resize(slash);
+  }
+  dirs.push_back(root);
+  return dirs;
+}
+
+}  // namespace
+
+size_t ThreadPool::CgroupQuotaCpus(const std::string& proc_self_cgroup,
+                                   const std::string& cgroup_root) {
+  size_t best = 0;
+  const auto take = [&best](size_t n) {
+    if (n != 0 && (best == 0 || n < best)) best = n;
+  };
+  std::istringstream lines(proc_self_cgroup);
   std::string line;
   while (std::getline(lines, line)) {
     // "0::/path" (v2) or "N:cpu,cpuacct:/path" (v1)
@@ -65,8 +83,8 @@ size_t CgroupQuotaCpus() {
     if (b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
     if (controllers.empty()) {
-      for (const std::string& dir : {"/sys/fs/cgroup" + path, std::string("/sys/fs/cgroup")}) {
-        if (size_t n = ThreadPool::CpuMaxCpus(ReadSmallFile(dir + "/cpu.max"))) return n;
+      for (const std::string& dir : CgroupDirs(cgroup_root, path)) {
+        take(CpuMaxCpus(ReadSmallFile(dir + "/cpu.max")));
       }
       continue;
     }
@@ -75,24 +93,21 @@ size_t CgroupQuotaCpus() {
     bool cpu = false;
     while (std::getline(names, name, ',')) cpu = cpu || name == "cpu";
     if (!cpu) continue;
-    for (const std::string& root :
-         {std::string("/sys/fs/cgroup/cpu"), "/sys/fs/cgroup/" + controllers}) {
-      for (const std::string& dir : {root + path, root}) {
-        if (size_t n = ThreadPool::QuotaCpus(ReadNumber(dir + "/cpu.cfs_quota_us"),
-                                             ReadNumber(dir + "/cpu.cfs_period_us"))) {
-          return n;
-        }
+    for (const std::string& root : {cgroup_root + "/cpu", cgroup_root + "/" + controllers}) {
+      for (const std::string& dir : CgroupDirs(root, path)) {
+        take(QuotaCpus(ReadNumber(dir + "/cpu.cfs_quota_us"),
+                       ReadNumber(dir + "/cpu.cfs_period_us")));
       }
     }
   }
-  return 0;
+  return best;
 }
-
-}  // namespace
 
 size_t ThreadPool::DefaultThreads() {
   size_t n = UsableCpus();
-  if (size_t quota = CgroupQuotaCpus()) n = std::min(n, quota);
+  if (size_t quota = CgroupQuotaCpus(ReadSmallFile("/proc/self/cgroup"), "/sys/fs/cgroup")) {
+    n = std::min(n, quota);
+  }
   return std::max<size_t>(1, n);
 }
 

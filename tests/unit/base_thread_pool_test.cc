@@ -2,8 +2,13 @@
 // quota), never the machine's hardware threads when those are fewer.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
 
 #include "sluice/base/thread_pool.h"
 
@@ -26,6 +31,49 @@ TEST(ThreadPool, ParsesCgroupV2CpuMax) {
   EXPECT_EQ(ThreadPool::CpuMaxCpus("garbage"), 0u);
   EXPECT_EQ(ThreadPool::CpuMaxCpus("12x 100000"), 0u);
   EXPECT_EQ(ThreadPool::CpuMaxCpus("x12 100000"), 0u);
+}
+
+// A fake /sys/fs/cgroup under a temp dir: `files` maps paths below it to contents.
+class FakeCgroups {
+ public:
+  explicit FakeCgroups(const std::map<std::string, std::string>& files)
+      : root_(std::filesystem::temp_directory_path() /
+              ("sluice-cgroup-" + std::to_string(::getpid()) + "-" + std::to_string(next_++))) {
+    for (const auto& [path, text] : files) {
+      std::filesystem::create_directories((root_ / path).parent_path());
+      std::ofstream(root_ / path) << text;
+    }
+  }
+  ~FakeCgroups() { std::filesystem::remove_all(root_); }
+  std::string root() const { return root_.string(); }
+
+ private:
+  static inline int next_ = 0;
+  std::filesystem::path root_;
+};
+
+TEST(ThreadPool, CgroupV2QuotaIsTheSmallestOnThePathToTheRoot) {
+  FakeCgroups fs({{"cpu.max", "max 100000\n"},
+                  {"user.slice/cpu.max", "300000 100000\n"},
+                  {"user.slice/job/cpu.max", "max 100000\n"},
+                  {"user.slice/job/step/cpu.max", "500000 100000\n"}});
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("0::/user.slice/job/step\n", fs.root()), 3u);
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("0::/user.slice/job\n", fs.root()), 3u);
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("0::/\n", fs.root()), 0u);  // root: no quota
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("0::/elsewhere\n", fs.root()), 0u);
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("", fs.root()), 0u);
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("garbage\n0:\n", fs.root()), 0u);
+}
+
+TEST(ThreadPool, CgroupV1QuotaOverPeriod) {
+  FakeCgroups fs({{"cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "150000\n"},
+                  {"cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n"},
+                  {"cpu,cpuacct/cpu.cfs_quota_us", "-1\n"},
+                  {"cpu,cpuacct/cpu.cfs_period_us", "100000\n"}});
+  const std::string cgroup = "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n";
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus(cgroup, fs.root()), 2u);  // 1.5 CPUs: 2 threads
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("4:cpu,cpuacct:/\n", fs.root()), 0u);  // -1: none
+  EXPECT_EQ(ThreadPool::CgroupQuotaCpus("4:memory:/docker/abc\n", fs.root()), 0u);
 }
 
 TEST(ThreadPool, DefaultFollowsTheAffinityMask) {

@@ -38,6 +38,12 @@ class ThreadPool {
   // The quota in a cgroup v2 `cpu.max` text ("max 100000": none, 0; "150000 100000": 2;
   // unreadable: 0). Exposed for tests.
   static size_t CpuMaxCpus(const std::string& cpu_max);
+  // The smallest CPU quota (in CPUs, rounded up) on the cgroups `proc_self_cgroup` (the text
+  // of /proc/self/cgroup) names, or on their ancestors, under `cgroup_root`
+  // (/sys/fs/cgroup): v2 `cpu.max`, v1 `cpu/cpu.cfs_quota_us` over `cpu.cfs_period_us`.
+  // 0: no quota. Exposed for tests.
+  static size_t CgroupQuotaCpus(const std::string& proc_self_cgroup,
+                                const std::string& cgroup_root);
 
  private:
   void WorkerLoop();
