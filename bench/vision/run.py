@@ -122,7 +122,7 @@ def run_sluice_pipeline(build, shards_dir, cores, epochs=4, into_batch=True, cpu
     # Their first touch is the kernel zeroing 154 MB each (~38k page faults, ~7% of the CPU
     # of a 4-epoch run): a start-up cost, like the workers' start that torchvision's clock
     # skips, and vision_bench likewise touches its batch buffers before its clock starts.
-    warmup = 8
+    warmup = min(8, batches // 2)  # short runs (--images 600) keep half their batches
     for _ in range(warmup):
         batch = next(it)
     start, start_cpu = time.perf_counter(), time.process_time()
