@@ -93,7 +93,12 @@ Status QuarantineSink::Close() {
 PipelineContext::PipelineContext(const PipelineOptions& options, ThreadPool* pool,
                                  BufferPool* buffers, MemoryBudget* budget,
                                  QuarantineSink* quarantine)
-    : options_(options), pool_(pool), buffers_(buffers), budget_(budget), quarantine_(quarantine) {}
+    : options_(options),
+      pool_(pool),
+      cpus_(ThreadPool::DefaultThreads()),
+      buffers_(buffers),
+      budget_(budget),
+      quarantine_(quarantine) {}
 
 void PipelineContext::RegisterGraph(const DatasetNode* root) {
   nodes_.clear();

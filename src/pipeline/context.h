@@ -127,6 +127,9 @@ class PipelineContext {
 
   const PipelineOptions& options() const { return options_; }
   ThreadPool* pool() const { return pool_; }
+  // CPUs this process may use (ThreadPool::DefaultThreads), read once per iterator: stages
+  // rebuilt every epoch do not read /proc and cgroup files again.
+  size_t cpus() const { return cpus_; }
   BufferPool* buffers() const { return buffers_; }
   MemoryBudget* budget() const { return budget_; }
 
@@ -205,6 +208,7 @@ class PipelineContext {
  private:
   const PipelineOptions& options_;
   ThreadPool* pool_;
+  size_t cpus_;
   BufferPool* buffers_;
   MemoryBudget* budget_;
   QuarantineSink* quarantine_;

@@ -39,7 +39,7 @@ class PrefetchIterator final : public StageIterator, private ChunkWork {
     ro.max_window = std::max(ro.window, kMaxDepth);
     // On one CPU a pool task that pulls whole chunks is the cheapest schedule: the stages
     // above it then run in its thread instead of switching with the consumer per chunk.
-    ro.consumer_first = ThreadPool::DefaultThreads() > 1;
+    ro.consumer_first = ctx->cpus() > 1;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
   }
   ~PrefetchIterator() override { runner_->Shutdown(); }

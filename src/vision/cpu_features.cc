@@ -9,23 +9,20 @@ namespace {
 
 #if defined(__x86_64__)
 // CPUID + XGETBV by hand: clang 14's __builtin_cpu_supports does not know "f16c".
-bool OsSavesYmm() {
+// Whether the OS saves every register state in `mask` (XCR0 bits) across context switches.
+bool OsSaves(unsigned mask) {
   unsigned xcr0_lo = 0, xcr0_hi = 0;
   __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  return (xcr0_lo & 6u) == 6u;  // XMM and YMM state
+  return (xcr0_lo & mask) == mask;
 }
-
-bool OsSavesZmm() {
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  return (xcr0_lo & 0xe6u) == 0xe6u;  // XMM, YMM, opmask, ZMM 0-15 upper halves, ZMM 16-31
-}
+constexpr unsigned kYmmState = 0x6;   // XMM, YMM
+constexpr unsigned kZmmState = 0xe6;  // XMM, YMM, opmask, ZMM 0-15 upper halves, ZMM 16-31
 
 bool Leaf1Has(unsigned ecx_bits) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
   const unsigned need = ecx_bits | bit_AVX | bit_OSXSAVE;
-  return (ecx & need) == need && OsSavesYmm();
+  return (ecx & need) == need && OsSaves(kYmmState);
 }
 
 bool Leaf7Has(unsigned ebx_bits) {
@@ -57,7 +54,7 @@ bool HaveF16c() {
 
 bool HaveAvx512f() {
 #if defined(__x86_64__)
-  static const bool have = HaveAvx2Fma() && Leaf7Has(bit_AVX512F) && OsSavesZmm();
+  static const bool have = HaveAvx2Fma() && Leaf7Has(bit_AVX512F) && OsSaves(kZmmState);
   return have;
 #else
   return false;

@@ -229,6 +229,7 @@ SlotWriter::SlotWriter(const OutputSpec& spec, const PixelMap& map, const CropPl
   } else {
     row_map_ = RowMap{map.scale, map.bias, plan.flip};
   }
+  stores_ = Streams(plan.content_width);
 }
 
 void SlotWriter::Store(const float* values, size_t n, size_t element) {
@@ -291,7 +292,7 @@ void SlotWriter::WriteBlock(const RowBlock& block) {
     const size_t n = block.width;
     const size_t canvas_w = plan_.canvas_width, canvas_h = plan_.canvas_height;
     const size_t row0 = plan_.content_y + size_t{block.y0};
-    if (Streams(n) != SlotStores::kNone) return StreamBlock(block);
+    if (stores_ != SlotStores::kNone && n == plan_.content_width) return StreamBlock(block);
     rows_->block.resize(8 * 3 * n);
     float* values = rows_->block.data();
     PlanarBlockAvx2(block, row_map_, ToRows{values, n});
@@ -328,7 +329,7 @@ void SlotWriter::StreamBlock(const RowBlock& block) {
 #if defined(__x86_64__)
   const ToSlot to{reinterpret_cast<float*>(out_), plan_.canvas_width, plan_.canvas_height,
                   plan_.content_x, plan_.content_y + size_t{block.y0}};
-  if (Streams(block.width) == SlotStores::kZmm) {
+  if (stores_ == SlotStores::kZmm) {
     PlanarBlockAvx2(block, row_map_, ToSlotWide{to});
   } else {
     PlanarBlockAvx2(block, row_map_, to);

@@ -50,7 +50,7 @@ class SlotWriter final : public RowSink {
   // NCHW, AVX2 or AVX-512F, aligned slot, rows and content) or not straight (kNone).
   enum class SlotStores { kNone, kYmm, kZmm };
   SlotStores Streams(size_t width) const;
-  // The block straight into the slot (Streams(block.width) != kNone).
+  // The block straight into the slot (stores_ != kNone).
   void StreamBlock(const RowBlock& block);
   // Stores n values (already in output order) at element offset `element` of the slot.
   void Store(const float* values, size_t n, size_t element);
@@ -61,6 +61,7 @@ class SlotWriter final : public RowSink {
   RowMap row_map_;
   uint8_t* out_;
   SlotRows* rows_;
+  SlotStores stores_;  // Streams(content width), for the blocks of the content (that wide)
 };
 
 // Call once a slot is complete, before it is handed to another thread (orders the
