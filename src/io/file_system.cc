@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "sluice/base/thread_pool.h"
+
 namespace sluice::io {
 
 namespace {
@@ -36,6 +38,43 @@ Result<std::unique_ptr<FileMapping>> RandomAccessFile::Map() const {
   }
   if (n > 0 && got.data() != buffer.get()) std::memcpy(buffer.get(), got.data(), n);
   return std::unique_ptr<FileMapping>(new InMemoryMapping(std::move(buffer), n));
+}
+
+ThreadPool* IoExecutor() {
+  // Blocking reads wait on the device, not the CPU: more threads than cores keep a disk or
+  // a network file system busy. Never destroyed (reads may still complete at exit).
+  static ThreadPool* pool = new ThreadPool(8);
+  return pool;
+}
+
+void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
+                                 const IoContext& context) const {
+  ThreadPool* executor = context.executor != nullptr ? context.executor : IoExecutor();
+  executor->Submit([this, offset, n, done = std::move(done), cancel = context.cancel]() {
+    if (cancel != nullptr && cancel->cancelled()) {
+      done(Cancelled("read of " + path() + " cancelled"));
+      return;
+    }
+    const uint64_t file_size = size();
+    const size_t want = offset >= file_size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, file_size - offset));
+    std::string bytes(want, '\0');
+    Result<ByteView> got = Read(offset, want, bytes.data());
+    if (!got.ok()) {
+      done(got.status());
+      return;
+    }
+    if (got->data() != bytes.data()) {
+      bytes.assign(got->data(), got->size());
+    } else {
+      bytes.resize(got->size());
+    }
+    done(std::move(bytes));
+  });
+}
+
+Status FileSystem::PutIfAbsent(const std::string& path, ByteView) {
+  return Unimplemented(std::string(name()) + " file system has no put-if-absent write (" + path +
+                       ")");
 }
 
 Result<std::string> FileSystem::ReadAll(const std::string& path) {

@@ -108,6 +108,24 @@ class LocalWritableFile final : public WritableFile {
     return status_;
   }
 
+  // Flushes and closes like Close() but leaves the bytes under the temporary name, which
+  // the caller takes over (PutIfAbsent links it into place).
+  Status CloseKeepingTemp(std::string* tmp) {
+    if (closed_) return status_.ok() ? FailedPrecondition("file already closed") : status_;
+    closed_ = true;
+    if (status_.ok() && options_.sync_on_close && ::fsync(fd_) != 0) {
+      status_ = ErrnoStatus("fsync", tmp_, errno);
+    }
+    if (::close(fd_) != 0 && status_.ok()) status_ = ErrnoStatus("close", tmp_, errno);
+    fd_ = -1;
+    if (!status_.ok()) {
+      ::unlink(tmp_.c_str());
+      return status_;
+    }
+    *tmp = tmp_;
+    return Status::OK();
+  }
+
   void Abort() override {
     if (closed_) return;
     closed_ = true;
@@ -188,6 +206,23 @@ class LocalDiskFileSystem final : public FileSystem {
     if (::rename(from.c_str(), to.c_str()) != 0)
       return ErrnoStatus("rename " + from + " to", to, errno);
     return Status::OK();
+  }
+
+  // A complete temporary file, then link(2) to the final name: link fails with EEXIST
+  // instead of replacing, atomically, also on NFS v3+ (unlike O_EXCL on old clients).
+  Status PutIfAbsent(const std::string& path, ByteView data) override {
+    SLUICE_ASSIGN_OR_RETURN(auto file, OpenForWrite(path + ".put", WriteOptions{}));
+    auto* local = static_cast<LocalWritableFile*>(file.get());
+    SLUICE_RETURN_IF_ERROR(local->Append(data));
+    std::string tmp;
+    SLUICE_RETURN_IF_ERROR(local->CloseKeepingTemp(&tmp));
+    Status status;
+    if (::link(tmp.c_str(), path.c_str()) != 0) {
+      status = errno == EEXIST ? AlreadyExists(path + " already exists")
+                               : ErrnoStatus("link " + tmp + " to", path, errno);
+    }
+    ::unlink(tmp.c_str());
+    return status;
   }
 
   Status CreateDirs(const std::string& dir) override {

@@ -120,6 +120,15 @@ class MemoryFileSystem final : public FileSystem {
     return Status::OK();
   }
 
+  Status PutIfAbsent(const std::string& path, ByteView data) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (files_.count(path) != 0 || dirs_.count(path) != 0) {
+      return AlreadyExists(path + " already exists");
+    }
+    files_[path] = std::make_shared<const std::string>(data);
+    return Status::OK();
+  }
+
   void Publish(const std::string& path, std::string data) {
     std::lock_guard<std::mutex> l(mu_);
     files_[path] = std::make_shared<const std::string>(std::move(data));

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
+#include <thread>
 
 namespace sluice::io {
 namespace {
@@ -149,6 +151,58 @@ TEST_P(FileSystemTest, MapOfEmptyFileIsEmpty) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Both, FileSystemTest, ::testing::Values("local", "memory"));
+
+TEST_P(FileSystemTest, PutIfAbsentRefusesExistingFile) {
+  ASSERT_TRUE(fs_->PutIfAbsent(P("00.json"), "first").ok());
+  Status again = fs_->PutIfAbsent(P("00.json"), "second");
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists) << again.ToString();
+  EXPECT_EQ(*fs_->ReadAll(P("00.json")), "first");
+  // No temporary is left behind by either call.
+  auto entries = fs_->List(dir_);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+}
+
+TEST_P(FileSystemTest, PutIfAbsentRaceHasExactlyOneWinner) {
+  for (int round = 0; round < 20; ++round) {
+    const std::string path = P("race-" + std::to_string(round));
+    std::vector<std::thread> threads;
+    std::atomic<int> winners{0}, losers{0};
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        Status s = fs_->PutIfAbsent(path, "writer " + std::to_string(t));
+        if (s.ok()) winners++;
+        else if (s.code() == StatusCode::kAlreadyExists) losers++;
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(winners.load(), 1);
+    EXPECT_EQ(losers.load(), 7);
+  }
+  auto entries = fs_->List(dir_);
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ(entries->size(), 20u);  // no temporaries left
+}
+
+TEST_P(FileSystemTest, ReadAsyncDeliversRangeClippedAtEnd) {
+  ASSERT_TRUE(fs_->WriteAll(P("r.bin"), "0123456789").ok());
+  auto f = fs_->OpenForRead(P("r.bin"));
+  ASSERT_TRUE(f.ok());
+  auto read = [&](uint64_t offset, size_t n, std::shared_ptr<const CancelToken> cancel) {
+    std::promise<Result<std::string>> p;
+    IoContext ctx;
+    ctx.cancel = std::move(cancel);
+    (*f)->ReadAsync(offset, n, [&p](Result<std::string> r) { p.set_value(std::move(r)); }, ctx);
+    return p.get_future().get();
+  };
+  EXPECT_EQ(*read(2, 3, nullptr), "234");
+  EXPECT_EQ(*read(8, 100, nullptr), "89");
+  EXPECT_EQ(*read(10, 4, nullptr), "");
+  EXPECT_EQ(*read(50, 4, nullptr), "");
+  auto token = std::make_shared<CancelToken>();
+  token->Cancel();
+  EXPECT_EQ(read(0, 4, token).status().code(), StatusCode::kCancelled);
+}
 
 TEST(FileSystemFor, DispatchesSchemes) {
   std::string p;

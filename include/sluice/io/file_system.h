@@ -3,7 +3,9 @@
 // code. Paths are plain strings; FileSystemFor() dispatches URIs to an implementation.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,7 +14,40 @@
 #include "sluice/base/bytes.h"
 #include "sluice/base/status.h"
 
+namespace sluice {
+class ThreadPool;
+}
+
 namespace sluice::io {
+
+// Cancellation shared by the asynchronous reads of one reader (an iterator, a fetcher):
+// once Cancel() is called, reads not yet finished complete promptly with Cancelled.
+// Threading: all methods may be called from any thread.
+class CancelToken {
+ public:
+  void Cancel() { cancelled_.store(true, std::memory_order_release); }
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+};
+
+// What an asynchronous read runs with: where its blocking work may run and how it is
+// cancelled (one context per caller, as arrow's IOContext).
+struct IoContext {
+  // Runs blocking reads of file systems that have no asynchronous engine of their own.
+  // Default (nullptr): the process-wide I/O executor, IoExecutor().
+  ThreadPool* executor = nullptr;
+  // Default (nullptr): not cancellable.
+  std::shared_ptr<const CancelToken> cancel;
+};
+
+// The process-wide executor for blocking I/O (a small pool separate from pipeline pools, so
+// a slow read never occupies a pipeline thread). Created on first use, never destroyed.
+ThreadPool* IoExecutor();
+
+// Receives the result of an asynchronous read: the bytes (owned), or an error.
+using ReadCallback = std::function<void(Result<std::string>)>;
 
 // A read-only view of a whole file that stays valid while this object lives. What
 // RandomAccessFile::Map() returns; readers that want zero-copy random access over a file
@@ -52,6 +87,16 @@ class RandomAccessFile {
   // into memory: what a reader asks before mapping a file only to avoid copying it.
   // Default: false; the local file system: true for a non-empty file.
   virtual bool MapsInPlace() const { return false; }
+
+  // Asynchronous ranged read of [offset, offset + n), clipped at the end of the file (an
+  // offset at or past the end gives empty bytes). `done` is called exactly once, never from
+  // inside ReadAsync itself (so a caller may hold its own locks while calling), on an I/O
+  // thread; with a cancelled context it may complete with Cancelled. The file must outlive
+  // its pending reads: a caller cancels and waits for its callbacks before destroying it.
+  // Default: the blocking Read() run on `context.executor`; remote file systems override it
+  // with requests in flight that hold no thread.
+  virtual void ReadAsync(uint64_t offset, size_t n, ReadCallback done,
+                         const IoContext& context = {}) const;
 };
 
 // A file being written sequentially.
@@ -98,6 +143,13 @@ class FileSystem {
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   // Creates `dir` and its missing parents; OK if it exists.
   virtual Status CreateDirs(const std::string& dir) = 0;
+  // Writes `data` to `path` only if nothing exists there, atomically: the commit primitive
+  // of a transaction log and of manifest publication (local disk: link(2) of a complete
+  // temporary file; S3: PUT with `If-None-Match: *`; HDFS: create without overwrite).
+  // AlreadyExists when `path` exists (nothing is changed then); of several concurrent calls
+  // for one path exactly one succeeds. Readers see no file or all of `data`, never a part.
+  // Default: Unimplemented.
+  virtual Status PutIfAbsent(const std::string& path, ByteView data);
 
   // Convenience built on the methods above.
   Result<std::string> ReadAll(const std::string& path);
