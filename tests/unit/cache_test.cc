@@ -119,6 +119,7 @@ TEST_F(CacheTest, DamagedCacheFileIsDroppedAndFetchedAgain) {
   auto cache = Open(Options(64 << 20));
   CachedFileSystem fs(remote_.get(), cache);
   ASSERT_EQ(*ReadRange(fs, "a", 0, 65536), data);
+  cache->Drain();  // readers get their bytes before the chunk is stored
   auto chunks = ChunkStore(dir_ + "/chunks").Scan(false);
   ASSERT_EQ(chunks->size(), 1u);
   const std::string path = ChunkStore(dir_ + "/chunks").PathOf((*chunks)[0].id);
@@ -131,6 +132,7 @@ TEST_F(CacheTest, DamagedCacheFileIsDroppedAndFetchedAgain) {
     }
     const uint64_t before = remote_->reads();
     auto got = ReadRange(fs, "a", 0, 65536);
+    cache->Drain();
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_EQ(*got, data) << "damage at " << offset;
     EXPECT_EQ(remote_->reads(), before + 1) << "damage at " << offset;
@@ -146,6 +148,7 @@ TEST_F(CacheTest, TornCacheFileIsFetchedAgain) {
   auto cache = Open(Options(64 << 20));
   CachedFileSystem fs(remote_.get(), cache);
   ASSERT_EQ(*ReadRange(fs, "a", 0, 100), data.substr(0, 100));
+  cache->Drain();
   auto chunks = ChunkStore(dir_ + "/chunks").Scan(false);
   std::filesystem::resize_file(ChunkStore(dir_ + "/chunks").PathOf((*chunks)[0].id), 1000);
   ASSERT_EQ(*ReadRange(fs, "a", 0, 100), data.substr(0, 100));
@@ -183,6 +186,7 @@ TEST_F(CacheTest, CapacityIsNeverExceeded) {
       EXPECT_LE(PublishedBytes(), capacity);
     }
   }
+  cache->Drain();
   CacheStats s = cache->stats();
   EXPECT_EQ(s.used_bytes, PublishedBytes());
   EXPECT_GT(s.evictions, 0u);
@@ -223,8 +227,10 @@ TEST_F(CacheTest, ChunkLargerThanTheCapacityIsServedNotStored) {
   std::string data = AddFile("a", 65536, 11);
   auto cache = Open(Options(1000));
   CachedFileSystem fs(remote_.get(), cache);
-  ASSERT_EQ(*ReadRange(fs, "a", 0, 65536), data);
-  ASSERT_EQ(*ReadRange(fs, "a", 0, 65536), data);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(*ReadRange(fs, "a", 0, 65536), data);
+    cache->Drain();  // a read arriving while the chunk is being stored is served from memory
+  }
   EXPECT_EQ(remote_->reads(), 2u);
   EXPECT_EQ(cache->stats().skipped, 2u);
   EXPECT_EQ(PublishedBytes(), 0u);
@@ -269,9 +275,12 @@ TEST_F(CacheTest, ClearEmptiesTheDirectoryForEveryProcess) {
   ASSERT_TRUE(ReadRange(fs1, "a", 0, data.size()).ok());
   ASSERT_TRUE(ReadRange(fs2, "a", 0, data.size()).ok());
   EXPECT_EQ(remote_->reads(), 4u);
+  c1->Drain();
+  c2->Drain();
   ASSERT_TRUE(c1->Clear().ok());
   EXPECT_EQ(PublishedBytes(), 0u);
   ASSERT_EQ(*ReadRange(fs2, "a", 0, data.size()), data);
+  c2->Drain();
   EXPECT_EQ(remote_->reads(), 8u);
   EXPECT_EQ(c2->stats().used_bytes, PublishedBytes());
 }
