@@ -1,6 +1,9 @@
 // The cache coordinator through CachedFileSystem: correct bytes, single flight within a process
 // and across "processes" (two Cache objects on one directory hold separate locks, as two
 // processes do), damaged files refetched, restart, capacity, clear, errors, cancellation.
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <fstream>
 #include <set>
 #include <thread>
@@ -265,6 +268,34 @@ TEST_F(CacheTest, CancelledReadCompletesWithoutWaitingForTheFetch) {
   auto f = p.get_future();
   ASSERT_EQ(f.wait_for(std::chrono::seconds(1)), std::future_status::ready);
   EXPECT_EQ(f.get().code(), StatusCode::kCancelled);
+}
+
+TEST_F(CacheTest, HungCacheDiskMakesReadsMissNotHang) {
+  std::string data = AddFile("a", 65536, 19);
+  CacheOptions o = Options(64 << 20);
+  o.disk_timeout_seconds = 0.2;
+  auto cache = Open(o);
+  CachedFileSystem fs(remote_.get(), cache);
+  ASSERT_TRUE(ReadRange(fs, "a", 0, 10).ok());
+  cache->Drain();
+  // The chunk file becomes a FIFO nobody writes: opening it blocks, like a hung disk. A hard
+  // link keeps the FIFO reachable so the test can release the stuck threads at the end.
+  auto chunks = ChunkStore(dir_ + "/chunks").Scan(false);
+  ASSERT_EQ(chunks->size(), 1u);
+  const std::string path = ChunkStore(dir_ + "/chunks").PathOf((*chunks)[0].id);
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  ASSERT_EQ(::link(path.c_str(), (dir_ + "/fifo").c_str()), 0);
+  auto got = ReadRange(fs, "a", 0, 10);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, data.substr(0, 10));
+  EXPECT_GE(cache->stats().disk_timeouts, 1u);
+  EXPECT_EQ(remote_->reads(), 2u);
+  int release = ::open((dir_ + "/fifo").c_str(), O_RDWR);
+  ASSERT_GE(release, 0);
+  cache->Drain();
+  cache.reset();  // joins the threads that were stuck
+  ::close(release);
 }
 
 TEST_F(CacheTest, ClearEmptiesTheDirectoryForEveryProcess) {

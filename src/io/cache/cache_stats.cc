@@ -8,6 +8,7 @@
 #include "chunk_store.h"
 #include "sluice/base/bytes.h"
 #include "sluice/io/cache/cache.h"
+#include "time_bound_store.h"
 
 namespace sluice::io::cache {
 
@@ -33,6 +34,7 @@ CacheStats Cache::stats() const {
   s.capacity_bytes = capacity_;
   s.used_bytes = used_;
   s.lru_hit_rate = ghost_->hit_rate();
+  s.disk_timeouts = bounded_->timeouts();
   return s;
 }
 
