@@ -280,12 +280,22 @@ class Dataset:
 
 
 def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
-         chunk_records: int = 64, on_error: Optional[str] = None) -> Dataset:
+         chunk_records: int = 64, on_error: Optional[str] = None, cache: Optional[bool] = None,
+         cache_dir: Optional[Union[str, os.PathLike]] = None,
+         cache_bytes: Optional[Union[int, str]] = None) -> Dataset:
     """Reads shards: a directory holding dataset.json, a glob, a shard file, or a list of
-    them (read in the order given). parallelism: read tasks in flight (0 = autotuned)."""
+    them (read in the order given). parallelism: read tasks in flight (0 = autotuned).
+
+    The node-local cache (docs/cache.md) keeps the chunks read in cache_dir (default
+    $XDG_CACHE_HOME/sluice or ~/.cache/sluice), shared by the machine's processes, up to
+    cache_bytes (an int or a size such as "200GB"; default: the directory's capacity, or half
+    its free disk). It is on by default for remote paths (s3://, hdfs://) and for local ones
+    when cache_dir is given; cache=False turns it off, cache=True on."""
     paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
+    cache_dir = None if cache_dir is None else str(cache_dir)
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
-                   chunk_records=chunk_records, on_error=on_error)
+                   chunk_records=chunk_records, on_error=on_error, cache=cache,
+                   cache_dir=cache_dir, cache_bytes=cache_bytes)
 
 
 def from_records(records: Sequence[Any]) -> Dataset:

@@ -1,5 +1,6 @@
 // Dataset::Read: resolves the user's paths (shard files, dataset directories, globs) with
 // format::ResolveShards and opens them as a ShardSource.
+#include "cache_hooks.h"
 #include "sluice/format/manifest.h"
 #include "sluice/pipeline/dataset.h"
 
@@ -21,10 +22,12 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
     SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> found, format::ResolveShards(fs, local));
     shards.insert(shards.end(), found.begin(), found.end());
   }
+  ReadOptions o = options;
+  SLUICE_ASSIGN_OR_RETURN(o.fs, CachedFileSystemFor(fs, options));
   format::ShardReaderOptions ro;
   ro.verify_crc = options.verify_crc;
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RecordSource> source, OpenShardSource(fs, shards, ro));
-  return FromSource(std::move(source), options);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RecordSource> source, OpenShardSource(o.fs, shards, ro));
+  return FromSource(std::move(source), o);
 }
 
 }  // namespace sluice::pipeline
