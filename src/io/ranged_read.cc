@@ -23,21 +23,23 @@ struct Gather {
   ReadCallback done;
   ThreadPool* executor = nullptr;
 
+  static void Run(const std::shared_ptr<Gather>& self) {
+    if (self->error.ok()) {
+      self->done(std::move(self->bytes));
+    } else {
+      self->done(self->error);
+    }
+  }
   void Deliver(std::shared_ptr<Gather> self) {
-    executor->Submit([self = std::move(self)] {
-      if (self->error.ok()) {
-        self->done(std::move(self->bytes));
-      } else {
-        self->done(self->error);
-      }
-    });
+    executor->Submit([self = std::move(self)] { Run(self); });
   }
 };
 
 }  // namespace
 
 void GatherRanges(const std::string& what, uint64_t offset, uint64_t length, uint64_t part_bytes,
-                  const PartFetcher& fetcher, ReadCallback done, const IoContext& context) {
+                  const PartFetcher& fetcher, ReadCallback done, const IoContext& context,
+                  Delivery delivery) {
   auto gather = std::make_shared<Gather>();
   gather->done = std::move(done);
   gather->executor = context.executor != nullptr ? context.executor : IoExecutor();
@@ -57,7 +59,7 @@ void GatherRanges(const std::string& what, uint64_t offset, uint64_t length, uin
   for (uint64_t i = 0; i < parts; ++i) {
     const uint64_t first = offset + i * part;
     const uint64_t size = std::min(part, offset + length - first);
-    auto on_part = [gather, what, first, size, offset, parts,
+    auto on_part = [gather, what, first, size, offset, parts, delivery,
                     cancel = fetcher.cancel](Result<std::string> r) {
       Status s = r.status();
       if (s.ok() && r->size() != size) {
@@ -81,7 +83,11 @@ void GatherRanges(const std::string& what, uint64_t offset, uint64_t length, uin
       if (cancel) {
         for (uint64_t handle : others) cancel(handle);
       }
-      if (last) gather->Deliver(gather);
+      if (last && delivery == Delivery::kLastPart) {
+        Gather::Run(gather);
+      } else if (last) {
+        gather->Deliver(gather);
+      }
     };
     gather->handles.push_back(fetcher.fetch(first, size, std::move(on_part)));
   }

@@ -24,11 +24,21 @@ struct PartFetcher {
   std::function<void(uint64_t handle)> cancel;
 };
 
+// How the gathered result reaches `done`.
+enum class Delivery {
+  kExecutor,  // on context.executor (default IoExecutor()): ReadAsync's contract
+  // On the thread that answered the last part, or (length 0, cancelled) on the executor. For
+  // a blocking Read() whose `done` only wakes the caller: it then needs no executor thread,
+  // so a Read() called from an executor thread cannot starve its own delivery.
+  kLastPart,
+};
+
 // Reads [offset, offset + length) as ceil(length / part_bytes) parts fetched at once. `done`
-// runs exactly once, on `context.executor` (default IoExecutor()), never inside this call:
-// with all the bytes in order, or with the first error (the other parts are then cancelled).
-// `what` names the file in errors. length 0 delivers empty bytes.
+// runs exactly once, never inside this call, as `delivery` says: with all the bytes in
+// order, or with the first error (the other parts are then cancelled). `what` names the
+// file in errors. length 0 delivers empty bytes.
 void GatherRanges(const std::string& what, uint64_t offset, uint64_t length, uint64_t part_bytes,
-                  const PartFetcher& fetcher, ReadCallback done, const IoContext& context);
+                  const PartFetcher& fetcher, ReadCallback done, const IoContext& context,
+                  Delivery delivery = Delivery::kExecutor);
 
 }  // namespace sluice::io

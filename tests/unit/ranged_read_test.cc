@@ -123,5 +123,16 @@ TEST(GatherRanges, EmptyReadAndCancelledContextNeverFetch) {
   EXPECT_TRUE(script.parts().empty());
 }
 
+TEST(GatherRanges, LastPartDeliveryNeedsNoExecutorThread) {
+  ScriptedFetcher script;
+  Outcome outcome;
+  GatherRanges("f", 0, 20, 10, script.fetcher(), outcome.callback(), {}, Delivery::kLastPart);
+  script.parts()[1].done(Bytes(10, 10));
+  EXPECT_EQ(outcome.calls.load(), 0);
+  script.parts()[0].done(Bytes(0, 10));
+  EXPECT_EQ(outcome.calls.load(), 1);  // delivered by the answering thread itself
+  EXPECT_EQ(*outcome.promise.get_future().get(), Bytes(0, 20));
+}
+
 }  // namespace
 }  // namespace sluice::io
