@@ -89,6 +89,29 @@ Result<BlockLocation> ToBlockLocation(const Json& json) {
   return block;
 }
 
+// One LocatedBlock of GET_BLOCK_LOCATIONS.
+Result<BlockLocation> FromLocatedBlock(const Json& json) {
+  if (!json.is_object()) return Malformed("a LocatedBlock is not an object");
+  BlockLocation block;
+  SLUICE_ASSIGN_OR_RETURN(block.offset, Unsigned(json, "startOffset", /*required=*/true));
+  const Json* extended = Member(json, "block");
+  if (extended == nullptr) return Malformed("LocatedBlock without \"block\"");
+  SLUICE_ASSIGN_OR_RETURN(block.length, Unsigned(*extended, "numBytes", /*required=*/true));
+  const Json* locations = Member(json, "locations");
+  if (locations != nullptr && !locations->is_array()) return Malformed("\"locations\" not a list");
+  static const Json kNone = Json::array();
+  for (const Json& datanode : locations == nullptr ? kNone : *locations) {
+    std::string host = String(datanode, "hostName");
+    if (host.empty()) return Malformed("a datanode without \"hostName\"");
+    SLUICE_ASSIGN_OR_RETURN(uint64_t port, Unsigned(datanode, "xferPort", false));
+    block.hosts.push_back(host);
+    block.names.push_back(String(datanode, "ipAddr") + ":" + std::to_string(port));
+  }
+  const Json* corrupt = Member(json, "isCorrupt");
+  block.corrupt = corrupt != nullptr && corrupt->is_boolean() && corrupt->get<bool>();
+  return block;
+}
+
 }  // namespace
 
 Result<FileStatus> ParseFileStatus(std::string_view body) {
@@ -128,6 +151,20 @@ Result<std::vector<BlockLocation>> ParseBlockLocations(std::string_view body) {
   out.reserve(list->size());
   for (const Json& item : *list) {
     SLUICE_ASSIGN_OR_RETURN(BlockLocation block, ToBlockLocation(item));
+    out.push_back(std::move(block));
+  }
+  return out;
+}
+
+Result<std::vector<BlockLocation>> ParseLocatedBlocks(std::string_view body) {
+  SLUICE_ASSIGN_OR_RETURN(Json json, ParseObject(body));
+  const Json* located = Member(json, "LocatedBlocks");
+  const Json* list = located == nullptr ? nullptr : Member(*located, "locatedBlocks");
+  if (list == nullptr || !list->is_array()) return Malformed("no \"LocatedBlocks\" list");
+  std::vector<BlockLocation> out;
+  out.reserve(list->size());
+  for (const Json& item : *list) {
+    SLUICE_ASSIGN_OR_RETURN(BlockLocation block, FromLocatedBlock(item));
     out.push_back(std::move(block));
   }
   return out;

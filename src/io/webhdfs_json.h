@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sluice/base/status.h"
-#include "sluice/io/webhdfs_file_system.h"
+#include "sluice/io/block_location.h"
 
 namespace sluice::io::webhdfs {
 
@@ -39,6 +39,10 @@ Result<std::vector<FileStatus>> ParseFileStatuses(std::string_view body);
 Result<bool> ParseBoolean(std::string_view body);
 // GETFILEBLOCKLOCATIONS: {"BlockLocations": {"BlockLocation": [...]}}.
 Result<std::vector<BlockLocation>> ParseBlockLocations(std::string_view body);
+// GET_BLOCK_LOCATIONS, the private operation of NameNodes older than GETFILEBLOCKLOCATIONS
+// (Hadoop's own client falls back to it): {"LocatedBlocks": {"locatedBlocks": [{"startOffset",
+// "isCorrupt", "block": {"numBytes"}, "locations": [{"hostName", "ipAddr", "xferPort"}]}]}}.
+Result<std::vector<BlockLocation>> ParseLocatedBlocks(std::string_view body);
 // The reply of OPEN/CREATE/APPEND with noredirect=true: {"Location": "http://..."}.
 Result<std::string> ParseLocation(std::string_view body);
 // The error object of a failed request; nullopt when `body` is not one.

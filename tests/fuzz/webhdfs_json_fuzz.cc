@@ -30,6 +30,7 @@ void FuzzJson(std::string_view body) {
   }
   (void)ParseBoolean(body);
   (void)ParseBlockLocations(body);
+  (void)ParseLocatedBlocks(body);
   (void)ParseLocation(body);
   auto remote = ParseRemoteException(body);
   sluice::Status error = ReplyError("OPEN", "hdfs://nn:1/x", 500, body);

@@ -168,3 +168,16 @@ def test_errors_as_hdfs_returns_them(hdfs):
     assert response.status == 403 and remote(data)["exception"] == "AccessControlException"
     response, data = call(hdfs.datanode_ports[0], "GET", "/webhdfs/v1/d/one.bin?op=OPEN")
     assert response.status == 400 and "namenoderpcaddress" in remote(data)["message"]
+
+
+def test_legacy_namenode_has_only_get_block_locations():
+    with WebHdfsServer(datanodes=2, replication=2, block_size=4, hostnames=["x", "y"],
+                       legacy_block_locations=True, lifetime=120) as old:
+        create(old, "/f", b"123456")
+        response, data = nn(old, "GET", "/f", "GETFILEBLOCKLOCATIONS")
+        assert response.status == 400 and "GetOpParam.Op.GETFILEBLOCKLOCATIONS" in \
+            remote(data)["message"]
+        _, data = nn(old, "GET", "/f", "GET_BLOCK_LOCATIONS")
+        blocks = json.loads(data)["LocatedBlocks"]["locatedBlocks"]
+        assert [(b["startOffset"], b["block"]["numBytes"]) for b in blocks] == [(0, 4), (4, 2)]
+        assert {d["hostName"] for d in blocks[0]["locations"]} == {"x", "y"}

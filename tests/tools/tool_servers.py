@@ -70,7 +70,7 @@ class ServerProcess:
 
 class WebHdfsServer(ServerProcess):
     def __init__(self, datanodes=3, replication=3, block_size=128 << 20, hostnames=None,
-                 root=None, deny_users=(), lifetime=600):
+                 root=None, deny_users=(), legacy_block_locations=False, lifetime=600):
         args = ["--datanodes", str(datanodes), "--replication", str(replication),
                 "--block-size", str(block_size), "--lifetime", str(lifetime)]
         if hostnames:
@@ -79,6 +79,8 @@ class WebHdfsServer(ServerProcess):
             args += ["--root", str(root)]
         for user in deny_users:
             args += ["--deny-user", user]
+        if legacy_block_locations:
+            args.append("--legacy-block-locations")
         super().__init__("webhdfs_server.py", args)
         self.namenode_port = self.info["namenode"]
         self.datanode_ports = self.info["datanodes"]

@@ -152,6 +152,26 @@ class Namespace:
                 "topologyPaths": [f"/default-rack/{name}" for name in names]})
         return {"BlockLocations": {"BlockLocation": found}}
 
+    def located_blocks(self, path, offset=0, length=None):
+        """GET_BLOCK_LOCATIONS, the private operation older NameNodes have instead (JsonUtil's
+        LocatedBlocks: startOffset, isCorrupt, block.numBytes, locations[] of DatanodeInfo)."""
+        found = []
+        for block in self.block_locations(path, offset, length)["BlockLocations"]["BlockLocation"]:
+            found.append({
+                "startOffset": block["offset"], "isCorrupt": False,
+                "block": {"blockId": 1073741825 + block["offset"] // self.block_size,
+                          "blockPoolId": "BP-sluice-test", "generationStamp": 1001,
+                          "numBytes": block["length"]},
+                "blockToken": {"urlString": "AAAAAA"}, "cachedLocations": [],
+                "locations": [{"hostName": host, "ipAddr": name.split(":")[0],
+                               "xferPort": int(name.split(":")[1]), "adminState": "NORMAL"}
+                              for host, name in zip(block["hosts"], block["names"])],
+                "storageTypes": block["storageTypes"]})
+        size = os.path.getsize(self.local(path))
+        return {"LocatedBlocks": {"fileLength": size, "isUnderConstruction": False,
+                                  "isLastBlockComplete": True, "locatedBlocks": found,
+                                  "lastLocatedBlock": found[-1] if found else None}}
+
     def datanode_for_read(self, path, offset):
         """The datanode OPEN redirects to: the first holder of the block at `offset`."""
         blocks = self.blocks(path)

@@ -4,12 +4,14 @@ WebHDFS.md) because no Hadoop is packaged for our machines: sluice's WebHDFS cli
 run only against this server, not against a real cluster. See docs/hdfs.md.
 
   webhdfs_server.py [--root DIR] [--datanodes 3] [--hostnames a,b,c] [--replication 3]
-                    [--block-size BYTES] [--deny-user NAME]... [--lifetime SECONDS]
+                    [--block-size BYTES] [--deny-user NAME]... [--legacy-block-locations]
+                    [--lifetime SECONDS]
 
 One NameNode port and one port per datanode, all on 127.0.0.1. The NameNode answers
-GETFILESTATUS, LISTSTATUS, GETFILEBLOCKLOCATIONS, GETHOMEDIRECTORY, MKDIRS, RENAME (with
-`renameoptions`), DELETE, and redirects OPEN, CREATE and APPEND (307, or a JSON Location with
-`noredirect=true`) to a datanode, which moves the bytes. Errors are RemoteException JSON with
+GETFILESTATUS, LISTSTATUS, GETFILEBLOCKLOCATIONS (and the older GET_BLOCK_LOCATIONS),
+GETHOMEDIRECTORY, MKDIRS, RENAME (with `renameoptions`), DELETE, and redirects OPEN, CREATE
+and APPEND (307, or a JSON Location with `noredirect=true`) to a datanode, which moves the
+bytes. Errors are RemoteException JSON with
 HDFS's status codes. Files live in DIR (default: a fresh temporary directory, removed at exit).
 Prints one JSON line, {"namenode": PORT, "datanodes": [PORT...], "root": DIR}, once it
 listens; exits after --lifetime seconds (default 600) or on SIGTERM/SIGINT.
@@ -39,6 +41,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     role = "namenode"
     namenode_port = 0
     datanode_ports = []
+    legacy = False  # --legacy-block-locations: a NameNode without GETFILEBLOCKLOCATIONS
 
     def log_message(self, *args):
         pass
@@ -142,8 +145,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(200, self.namespace.home_directory(user))
 
     def namenode_get_GETFILEBLOCKLOCATIONS(self, path, params, user, body):
+        if self.legacy:
+            raise RemoteError("IllegalArgumentException", "Invalid value for webhdfs parameter "
+                              "\"op\": No enum constant org.apache.hadoop.hdfs.web.resources."
+                              "GetOpParam.Op.GETFILEBLOCKLOCATIONS")
         length = params.get("length")
         self.reply(200, self.namespace.block_locations(
+            path, int(params.get("offset", "0")), None if length is None else int(length)))
+
+    def namenode_get_GET_BLOCK_LOCATIONS(self, path, params, user, body):
+        length = params.get("length")
+        self.reply(200, self.namespace.located_blocks(
             path, int(params.get("offset", "0")), None if length is None else int(length)))
 
     def namenode_put_MKDIRS(self, path, params, user, body):
@@ -211,7 +223,8 @@ def main(args):
     if len(hostnames) != args.datanodes:
         sys.exit("webhdfs_server: --hostnames needs one name per datanode")
     namespace = Namespace(root, [], args.replication, args.block_size, args.deny_user)
-    base = type("Base", (Handler,), {"namespace": namespace})
+    base = type("Base", (Handler,), {"namespace": namespace,
+                                     "legacy": args.legacy_block_locations})
     datanodes = [serve(type(f"Datanode{i}", (base,), {"role": "datanode"}))
                  for i in range(args.datanodes)]
     ports = [d.server_address[1] for d in datanodes]
@@ -241,5 +254,7 @@ if __name__ == "__main__":
     parser.add_argument("--replication", type=int, default=3)
     parser.add_argument("--block-size", type=int, default=128 * 1024 * 1024)
     parser.add_argument("--deny-user", action="append", default=[])
+    parser.add_argument("--legacy-block-locations", action="store_true",
+                        help="answer GETFILEBLOCKLOCATIONS as a NameNode without it does")
     parser.add_argument("--lifetime", type=float, default=600.0)
     main(parser.parse_args())

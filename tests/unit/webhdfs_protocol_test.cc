@@ -60,6 +60,26 @@ TEST(WebHdfsJson, BlockLocationsOfTheSpecExample) {
   EXPECT_TRUE((*blocks)[1].corrupt);
 }
 
+TEST(WebHdfsJson, LocatedBlocksOfOlderNamenodes) {
+  auto blocks = ParseLocatedBlocks(R"({"LocatedBlocks": {"fileLength": 150,
+    "isUnderConstruction": false, "locatedBlocks": [
+      {"block": {"blockId": 1073741825, "blockPoolId": "BP-1", "generationStamp": 1001,
+                 "numBytes": 100}, "blockToken": {"urlString": "AAAA"}, "cachedLocations": [],
+       "isCorrupt": false, "startOffset": 0,
+       "locations": [{"hostName": "dn1", "ipAddr": "10.0.0.1", "xferPort": 9866},
+                     {"hostName": "dn2", "ipAddr": "10.0.0.2", "xferPort": 9866}]},
+      {"block": {"numBytes": 50}, "isCorrupt": true, "startOffset": 100, "locations": []}]}})");
+  ASSERT_TRUE(blocks.ok()) << blocks.status().ToString();
+  ASSERT_EQ(blocks->size(), 2u);
+  EXPECT_EQ((*blocks)[0].hosts, (std::vector<std::string>{"dn1", "dn2"}));
+  EXPECT_EQ((*blocks)[0].names, (std::vector<std::string>{"10.0.0.1:9866", "10.0.0.2:9866"}));
+  EXPECT_EQ((*blocks)[1].offset, 100u);
+  EXPECT_EQ((*blocks)[1].length, 50u);
+  EXPECT_TRUE((*blocks)[1].corrupt);
+  EXPECT_FALSE(
+      ParseLocatedBlocks(R"({"LocatedBlocks": {"locatedBlocks": [{"startOffset": 0}]}})").ok());
+}
+
 TEST(WebHdfsJson, WrongShapesAreErrorsNotGuesses) {
   for (const char* body :
        {"", "not json", "[1]", "{}", R"({"FileStatus": 3})", R"({"FileStatus": {"type": "FILE"}})",
