@@ -8,7 +8,7 @@
 // Ranks are threads of this process (InProcessGroup); under MPI the same code runs with
 // `mpirun -np 4 sluice stats` (bench/dist/run.sh measures that path).
 //
-//   build/bin/dist_bench [--tasks 400] [--task-ms 20] [--records 400000]
+//   build/bin/dist_bench [--job-seconds 2] [--records 400000]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -72,22 +72,23 @@ JobTime RunSleepJob(int ranks, size_t tasks, double task_seconds, Rank slow_rank
   return out;
 }
 
-void Speculation(size_t tasks, double task_ms) {
-  double s = task_ms / 1000;
-  JobTime base = RunSleepJob(4, tasks, s, -1, true);
-  JobTime with = RunSleepJob(4, tasks, s, 1, true);
-  JobTime without = RunSleepJob(4, tasks, s, 1, false);
-  std::printf("\n## Speculation: 4 ranks, %zu tasks of %.0f ms, rank 1 5x slower\n\n", tasks,
-              task_ms);
+// One row per task count; task lengths make the job without a slow rank last ~`job_seconds`.
+void Speculation(const std::vector<size_t>& task_counts, double job_seconds) {
+  std::printf("\n## Speculation: 4 ranks, rank 1 5x slower, tasks of equal length\n\n");
   std::printf(
-      "| job | seconds | vs no slow rank | speculative copies | goal |\n|---|---|---|---|---|\n");
-  std::printf("| no slow rank | %.2f | 1.00x | %llu | |\n", base.seconds,
-              static_cast<unsigned long long>(base.copies));
-  std::printf("| one slow rank, speculation (default) | %.2f | %.2fx | %llu | <= 1.3x |\n",
-              with.seconds, with.seconds / base.seconds,
-              static_cast<unsigned long long>(with.copies));
-  std::printf("| one slow rank, --no-speculation | %.2f | %.2fx | 0 | ~2x or worse |\n",
-              without.seconds, without.seconds / base.seconds);
+      "| tasks (per rank) | task ms | no slow rank | slow rank, speculation (default) | slow "
+      "rank, --no-speculation | copies |\n|---|---|---|---|---|---|\n");
+  for (size_t tasks : task_counts) {
+    double s = job_seconds * 4 / static_cast<double>(tasks);
+    JobTime base = RunSleepJob(4, tasks, s, -1, true);
+    JobTime with = RunSleepJob(4, tasks, s, 1, true);
+    JobTime without = RunSleepJob(4, tasks, s, 1, false);
+    std::printf("| %zu (%zu) | %.0f | %.2f s | %.2f s = %.2fx | %.2f s = %.2fx | %llu |\n", tasks,
+                tasks / 4, s * 1000, base.seconds, with.seconds, with.seconds / base.seconds,
+                without.seconds, without.seconds / base.seconds,
+                static_cast<unsigned long long>(with.copies));
+  }
+  std::printf("\ngoal: with speculation <= 1.3x; without ~2x or worse\n");
 }
 
 // Zipf(s) over `keys` keys by inverse CDF.
@@ -213,19 +214,17 @@ void SimulationTable() {
 }  // namespace sluice::dist
 
 int main(int argc, char** argv) {
-  size_t tasks = 400;
-  double task_ms = 20;
+  double job_seconds = 2;
   uint64_t records = 400000;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--tasks")) tasks = std::stoul(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--task-ms")) task_ms = std::stod(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--job-seconds")) job_seconds = std::stod(argv[i + 1]);
     if (!std::strcmp(argv[i], "--records")) records = std::stoull(argv[i + 1]);
   }
   std::printf(
-      "# sluice distributed jobs\n\ncommand: build/bin/dist_bench --tasks %zu --task-ms %.0f "
-      "--records %llu\n",
-      tasks, task_ms, static_cast<unsigned long long>(records));
-  sluice::dist::Speculation(tasks, task_ms);
+      "# sluice distributed jobs\n\ncommand: build/bin/dist_bench --job-seconds %.1f --records "
+      "%llu\n",
+      job_seconds, static_cast<unsigned long long>(records));
+  sluice::dist::Speculation({8, 20, 40, 100, 400}, job_seconds);
   sluice::dist::Skew(records);
   sluice::dist::SimulationTable();
   return 0;
