@@ -303,7 +303,7 @@ Status ConvertTokenized(const JsonlOptions& opts, const Location& out, io::LineR
 
 Status ConvertPlain(const JsonlOptions& opts, const Location& out, io::LineReader* lines,
                     ConvertSummary* summary) {
-  SLUICE_ASSIGN_OR_RETURN(auto writer, OpenShardWriter(out, opts.output));
+  SLUICE_ASSIGN_OR_RETURN(auto writer, OpenShardWriter(out, opts.output, "sluice convert jsonl"));
   ShardSink sink(writer.get());
   SLUICE_RETURN_IF_ERROR(ConvertLines(opts, lines, &sink, summary));
   if (summary->records == 0) return DataLoss(opts.file + ": no line could be converted");

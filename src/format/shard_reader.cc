@@ -59,6 +59,7 @@ class ShardReaderImpl final : public ShardReader {
   const std::string& path() const override { return file_->path(); }
   Codec codec() const override { return index_->codec(); }
   uint64_t num_records() const override { return index_->num_records(); }
+  uint64_t file_bytes() const override { return file_->size(); }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Read(uint64_t i, std::string* out) const override;
   Status CheckMatchesShard(const std::string& index_path) const;

@@ -48,7 +48,8 @@ class ShardSource final : public RecordSource {
 
 Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
                                                       const std::vector<std::string>& paths,
-                                                      const format::ShardReaderOptions& options) {
+                                                      const format::ShardReaderOptions& options,
+                                                      const ShardCheck& check) {
   if (paths.empty()) return InvalidArgument("read: no shard files");
   // One index block cache for all shards: memory for indexes stays bounded however many
   // shards and records the dataset has (docs/pipeline.md, "Memory budget").
@@ -60,6 +61,7 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
   std::vector<std::unique_ptr<format::ShardReader>> readers;
   for (const std::string& path : paths) {
     SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, shared));
+    if (check) SLUICE_RETURN_IF_ERROR(check(readers.size(), *reader));
     readers.push_back(std::move(reader));
   }
   return std::shared_ptr<RecordSource>(std::make_shared<ShardSource>(std::move(readers)));

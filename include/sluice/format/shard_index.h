@@ -100,6 +100,7 @@ class ShardReader {
   virtual const std::string& path() const = 0;
   virtual Codec codec() const = 0;
   virtual uint64_t num_records() const = 0;
+  virtual uint64_t file_bytes() const = 0;  // the shard file's size at open
 
   // Index entry i (< num_records()): the record's place in its frame, and the frame. Errors
   // (an index file changed since Open) name the index file.

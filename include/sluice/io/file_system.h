@@ -150,6 +150,10 @@ class FileSystem {
   // for one path exactly one succeeds. Readers see no file or all of `data`, never a part.
   // Default: Unimplemented.
   virtual Status PutIfAbsent(const std::string& path, ByteView data);
+  // `path` with every symbolic link resolved, as realpath(3): what the path rules of a
+  // dataset (io/relative_path.h) compare to keep a manifest's files inside its directory.
+  // Default: `path` unchanged (object stores have no links); the local file system resolves.
+  virtual Result<std::string> RealPath(const std::string& path) { return path; }
 
   // Convenience built on the methods above.
   Result<std::string> ReadAll(const std::string& path);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,8 +37,11 @@ std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::strin
 // index ("<shard>.idx", built in memory when missing and options.build_missing_index).
 // The shards share one index block cache and one budget for their index directories
 // (docs/format.md, "How the reader uses the index").
+// `check`, when set, is called with each shard's position in `paths` and its opened reader,
+// and an error fails the open (Dataset::Read checks shards against their manifest).
+using ShardCheck = std::function<Status(size_t shard, const format::ShardReader& reader)>;
 Result<std::shared_ptr<RecordSource>> OpenShardSource(
     io::FileSystem* fs, const std::vector<std::string>& paths,
-    const format::ShardReaderOptions& options = {});
+    const format::ShardReaderOptions& options = {}, const ShardCheck& check = {});
 
 }  // namespace sluice::pipeline
