@@ -44,7 +44,11 @@ class Dataset:
         """Sets the epoch's sample order: "global" (a full permutation of all records, the
         default), "block" (shards permuted, records permuted within windows of
         `block_shards` shards) or "buffer" (a tf.data-style shuffle buffer of `buffer_size`
-        elements). Directly after read; the order is a pure function of (data, seed, epoch)."""
+        elements; at least 1, and 1 keeps the input order). Directly after read; the order
+        is a pure function of (data, seed, epoch)."""
+        _check_int("shuffle", "seed", seed, 0, 2**64 - 1)
+        _check_int("shuffle", "block_shards", block_shards, 1, 2**32 - 1)
+        _check_int("shuffle", "buffer_size", buffer_size, 0, _MAX_SIZE)
         return self._then("shuffle", seed=seed, mode=mode, block_shards=block_shards,
                           buffer_size=buffer_size)
 
@@ -109,7 +113,10 @@ class Dataset:
         return self._then("filter", predicate=predicate, name=name, on_error=on_error)
 
     def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
-        """Stacks `batch_size` elements (all of the same shape) into one array per feature."""
+        """Stacks `batch_size` elements (all of the same shape) into one array per feature.
+        A batch_size beyond the data gives one batch of everything (none with
+        drop_remainder), as in tf.data."""
+        _check_int("batch", "batch_size", batch_size, 1, _MAX_SIZE)
         return self._then("batch", batch_size=batch_size, drop_remainder=drop_remainder)
 
     def padded_batch(self, batch_size: int, drop_remainder: bool = False, *,
@@ -123,6 +130,7 @@ class Dataset:
         lengths: fixed first-dimension lengths per feature (static shapes; a longer element
         raises InvalidArgumentError naming its record). padding_side: "right" (data first)
         or "left" (data ends at the last position; the first dimension only)."""
+        _check_int("padded_batch", "batch_size", batch_size, 1, _MAX_SIZE)
         return self._then("padded_batch", batch_size=batch_size, drop_remainder=drop_remainder,
                           pad_to_multiple_of=pad_to_multiple_of,
                           pad_values=dict(pad_values or {}), masks=masks,
@@ -280,12 +288,19 @@ class Dataset:
 
 
 def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
-         chunk_records: int = 64, on_error: Optional[str] = None) -> Dataset:
+         chunk_records: int = 64, on_error: Optional[str] = None,
+         map_uncompressed: bool = False) -> Dataset:
     """Reads shards: a directory holding dataset.json, a glob, a shard file, or a list of
-    them (read in the order given). parallelism: read tasks in flight (0 = autotuned)."""
+    them (read in the order given). parallelism: read tasks in flight (0 = autotuned).
+    on_error: the read stage's policy (default: the iterator's). Unless it is "raise", a
+    damaged shard or index does not fail here: the iterator's policy decides when it starts
+    (raise fails there; skip / quarantine read the shard's intact records). map_uncompressed:
+    index an uncompressed shard that has no .idx through a memory map rather than positional
+    reads (a shard truncated meanwhile then kills the process with SIGBUS)."""
     paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
-                   chunk_records=chunk_records, on_error=on_error)
+                   chunk_records=chunk_records, on_error=on_error,
+                   map_uncompressed=map_uncompressed)
 
 
 def from_records(records: Sequence[Any]) -> Dataset:
@@ -326,6 +341,19 @@ def _replay(recipe: tuple, options: dict) -> Dataset:
 
 
 _OPTIONS = {"threads", "memory_budget", "autotune", "on_error", "quarantine_path"}
+# The most elements a size argument (batch_size, buffer_size) may name.
+_MAX_SIZE = 2**63 - 1
+# PipelineOptions: threads at most kMaxPipelineThreads; a memory budget of at least a byte.
+_OPTION_RANGES = {"threads": (0, 1024), "memory_budget": (1, 2**64 - 1)}
+
+
+def _check_int(stage: str, name: str, value: Any, lo: int, hi: int) -> None:
+    """An InvalidArgumentError naming the stage when `value` is not an integer in [lo, hi]
+    (rather than pybind11's TypeError, or a C++ failure on an absurd value)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        bound = "2**63-1" if hi == _MAX_SIZE else str(hi)
+        raise _sluice.InvalidArgumentError(
+            f"{stage}: {name} must be an integer in [{lo}, {bound}], got {value!r}")
 
 
 def _check_options(options: dict) -> None:
@@ -333,6 +361,9 @@ def _check_options(options: dict) -> None:
     if unknown:
         raise _sluice.InvalidArgumentError(
             f"unknown iterator option(s) {sorted(unknown)}; known: {sorted(_OPTIONS)}")
+    for name, (lo, hi) in _OPTION_RANGES.items():
+        if name in options:
+            _check_int("iterator", name, options[name], lo, hi)
 
 
 def _cardinality_after(stage: str, kw: dict, n: int) -> int:

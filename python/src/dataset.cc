@@ -58,10 +58,12 @@ pipeline::PaddingOptions Padding(size_t pad_to_multiple_of,
 }
 
 Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t parallelism,
-             uint32_t chunk_records, const std::optional<std::string>& on_error) {
+             uint32_t chunk_records, const std::optional<std::string>& on_error,
+             bool map_uncompressed) {
   pipeline::ReadOptions o;
   o.paths = paths;
   o.verify_crc = verify_crc;
+  o.map_uncompressed = map_uncompressed;
   o.parallelism = parallelism;
   o.chunk_records = chunk_records;
   o.on_error = Policy(on_error);
@@ -200,7 +202,8 @@ void RegisterDataset(py::module_& m) {
   using py::arg;
   py::class_<Dataset>(m, "_Dataset")
       .def_static("read", &Read, arg("paths"), arg("verify_crc") = true, arg("parallelism") = 0,
-                  arg("chunk_records") = 64, arg("on_error") = py::none())
+                  arg("chunk_records") = 64, arg("on_error") = py::none(),
+                  arg("map_uncompressed") = false)
       .def_static("from_records", &FromRecords, arg("shards"))
       .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "global", arg("block_shards") = 4,
            arg("buffer_size") = 10000)

@@ -70,8 +70,8 @@ Dataset Dataset::Shard(uint32_t rank, uint32_t world_size, Remainder remainder) 
   c.sharded = true;
   c.sharding = ShardingOptions{rank, world_size, remainder};
   NodePtr node = MakeReadNode(std::move(c));
-  if (buffered) node = MakeShuffleBufferNode(std::move(node), buffer_size, seed);
-  return With(std::move(node));
+  if (!buffered) return With(std::move(node));
+  return With(MakeShuffleBufferNode(std::move(node), buffer_size, seed));
 }
 
 Dataset Dataset::ParseExample(std::vector<FeatureSpec> features,

@@ -32,7 +32,7 @@ const SourceConfig* AsReadNode(const DatasetNode* node);
 const SourceConfig& SourceOf(const DatasetNode* node);
 
 // shuffle_buffer.cc: tf.data-style bounded shuffle buffer (buffer mode).
-NodePtr MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed);
+Result<NodePtr> MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed);
 // Whether `node` is a shuffle buffer; then *buffer_size and *seed receive its settings.
 bool AsShuffleBufferNode(const DatasetNode* node, size_t* buffer_size, uint64_t* seed);
 

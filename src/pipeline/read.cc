@@ -179,6 +179,8 @@ Status ReadIterator::Refetch(const RecordId& id, Element* out) {
 Result<std::unique_ptr<StageIterator>> ReadNode::MakeIterator(PipelineContext* ctx,
                                                               const IteratorArgs& args) const {
   ctx->SetSource(config_.source.get(), config_.order.seed);
+  SLUICE_RETURN_IF_ERROR(
+      ctx->OnSourceDamage(ctx->Counters(this), ctx->PolicyOr(config_.read.on_error)));
   return std::unique_ptr<StageIterator>(
       std::make_unique<ReadIterator>(ctx, this, config_.read.epoch + args.epoch));
 }

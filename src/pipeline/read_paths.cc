@@ -29,6 +29,11 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   }
   format::ShardReaderOptions ro;
   ro.verify_crc = options.verify_crc;
+  ro.map_uncompressed = options.map_uncompressed;
+  // Unless this read raises, a damaged shard is recovered here and the policy the iterator
+  // runs with decides at its start (PipelineContext::OnSourceDamage): raise fails there, with
+  // the error an open would have given; skip and quarantine keep the intact records.
+  if (options.on_error != ErrorPolicy::kRaise) ro.on_damage = format::ShardDamagePolicy::kRecover;
   // A shard that disagrees with its manifest fails the open under on_error = raise; under
   // skip or quarantine the shard is read for what it holds (its records are still checked).
   ShardCheck check;

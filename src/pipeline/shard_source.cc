@@ -23,11 +23,17 @@ class ShardSource final : public RecordSource {
   explicit ShardSource(std::vector<std::unique_ptr<format::ShardReader>> readers)
       : readers_(std::move(readers)) {
     for (const auto& r : readers_) {
+      if (r->damage()) {
+        damage_.push_back({static_cast<uint32_t>(counts_.size()),
+                           DataLoss(r->damage()->Describe(r->num_records())),
+                           r->damage()->records_lost});
+      }
       counts_.push_back(r->num_records());
       names_.push_back(r->path());
     }
   }
   const std::vector<uint64_t>& shard_records() const override { return counts_; }
+  const std::vector<SourceDamage>& damage() const override { return damage_; }
   const std::string& shard_name(uint32_t shard) const override { return names_[shard]; }
   Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
     if (shard >= readers_.size()) {
@@ -42,6 +48,7 @@ class ShardSource final : public RecordSource {
   std::vector<std::unique_ptr<format::ShardReader>> readers_;
   std::vector<uint64_t> counts_;
   std::vector<std::string> names_;
+  std::vector<SourceDamage> damage_;
 };
 
 }  // namespace

@@ -21,6 +21,11 @@ struct ReadOptions {
   // Default: null = the file system FileSystemFor() picks for each path.
   io::FileSystem* fs = nullptr;
   bool verify_crc = true;  // Default: true
+  // A shard without an index is indexed by one sequential pass at open; read an uncompressed
+  // one through a memory map instead of positional reads (format::RecordReaderOptions::
+  // map_uncompressed: a shard truncated meanwhile then kills the process with SIGBUS).
+  // Default: false.
+  bool map_uncompressed = false;
   // Read tasks in flight (each reads chunk_records records). Default: 0 = autotune
   // (starts at 2).
   uint32_t parallelism = 0;

@@ -16,9 +16,23 @@
 
 namespace sluice::pipeline {
 
+// A shard a source could open only by recovering from damage (format::ShardDamagePolicy::
+// kRecover): its intact records are in the snapshot, `error` says what was wrong and lost.
+struct SourceDamage {
+  uint32_t shard = 0;
+  Status error;               // DataLoss naming the shard or index file, and what was lost
+  uint64_t records_lost = 0;  // at least this many (0: unknown)
+};
+
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
+  // Damaged shards the source recovered from when it was opened (empty for most sources).
+  // The read stage applies its on_error policy to them when an iterator starts.
+  virtual const std::vector<SourceDamage>& damage() const {
+    static const std::vector<SourceDamage> kNone;
+    return kNone;
+  }
   // The snapshot: records per shard, in shard order.
   virtual const std::vector<uint64_t>& shard_records() const = 0;
   // The shard's name in error messages and quarantine files (its path for files).
@@ -35,6 +49,7 @@ std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::strin
 // Indexed shard files (any codec) read through format::ShardReader: each read is one ranged
 // read (and for zstd one frame decompression, cached per thread). Opens every shard and its
 // index ("<shard>.idx", built in memory when missing and options.build_missing_index).
+// With options.on_damage = kRecover, damaged shards are recovered and listed in damage().
 // The shards share one index block cache and one budget for their index directories
 // (docs/format.md, "How the reader uses the index").
 // `check`, when set, is called with each shard's position in `paths` and its opened reader,
