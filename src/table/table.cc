@@ -321,3 +321,58 @@ Result<DataFile> DescribeShard(io::FileSystem* fs, const std::string& root,
 }
 
 }  // namespace sluice::table
+
+namespace sluice::table {
+namespace {
+
+// "PATH@v12" -> (PATH, 12); nullopt when `path` has no such suffix.
+std::optional<std::pair<std::string, int64_t>> SplitVersionSuffix(const std::string& path) {
+  size_t at = path.rfind("@v");
+  if (at == std::string::npos || at == 0 || at + 2 >= path.size()) return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = at + 2; i < path.size(); ++i) {
+    if (path[i] < '0' || path[i] > '9' || v > (INT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + (path[i] - '0');
+  }
+  return std::make_pair(path.substr(0, at), v);
+}
+
+}  // namespace
+
+Result<std::optional<TableSelection>> ResolveTableRead(io::FileSystem* fs, const std::string& path,
+                                                       const OpenOptions& options) {
+  std::string root = NormalizeRoot(path);
+  OpenOptions o = options;
+  if (!Table::IsTable(fs, root)) {
+    auto split = SplitVersionSuffix(root);
+    if (!split.has_value() || fs->Exists(root) || !Table::IsTable(fs, split->first)) {
+      return std::optional<TableSelection>();
+    }
+    if (o.version.has_value() && *o.version != split->second) {
+      return InvalidArgument("read " + path + ": the path asks for version " +
+                             std::to_string(split->second) + ", the options for version " +
+                             std::to_string(*o.version));
+    }
+    if (o.timestamp_ms.has_value()) {
+      return InvalidArgument("read " + path + ": give a version or a timestamp, not both");
+    }
+    root = NormalizeRoot(split->first);
+    o.version = split->second;
+  }
+  SLUICE_ASSIGN_OR_RETURN(Table t, Table::Open(fs, root, o));
+  TableSelection s;
+  s.root = t.root();
+  s.version = t.version();
+  for (const DataFile& f : t.files()) {
+    SLUICE_ASSIGN_OR_RETURN(std::string full, t.FilePath(f));
+    s.files.push_back(std::move(full));
+    s.records.push_back(f.records);
+  }
+  if (s.files.empty()) {
+    return FailedPrecondition("table " + root + " has no files at version " +
+                              std::to_string(s.version));
+  }
+  return std::optional<TableSelection>(std::move(s));
+}
+
+}  // namespace sluice::table

@@ -206,6 +206,20 @@ class Table {
   std::shared_ptr<const TableState> state_;
 };
 
+// What a loader reads of one table version: its live files in path order (the order that,
+// with the seed and epoch, defines the version's sample order).
+struct TableSelection {
+  std::string root;
+  int64_t version = -1;
+  std::vector<std::string> files;  // absolute paths
+  std::vector<int64_t> records;    // per file, from the log; -1 when it does not say
+};
+// Resolves a loader's PATH when it names a table: the table directory itself (at the version
+// `options` select, else the latest), or "PATH@v12". nullopt when PATH is not a table.
+// InvalidArgument when "@vN" and options.version disagree.
+Result<std::optional<TableSelection>> ResolveTableRead(io::FileSystem* fs, const std::string& path,
+                                                       const OpenOptions& options = {});
+
 // Describes the shard at `relative_path` under `root` (as written, not URI-encoded) for an
 // append: its size, its record count (from its index) and its index file.
 Result<DataFile> DescribeShard(io::FileSystem* fs, const std::string& root,
