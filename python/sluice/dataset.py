@@ -15,6 +15,7 @@ import os
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _sluice
+from . import table as _table
 from .distributed import rank_and_world_size
 
 #: cardinality() when the number of elements depends on the data (filter, bucket_by_length).
@@ -289,15 +290,24 @@ class Dataset:
 
 def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
          chunk_records: int = 64, on_error: Optional[str] = None,
-         map_uncompressed: bool = False) -> Dataset:
-    """Reads shards: a directory holding dataset.json, a glob, a shard file, or a list of
-    them (read in the order given). parallelism: read tasks in flight (0 = autotuned).
+         map_uncompressed: bool = False, version: Optional[int] = None,
+         timestamp: Any = None) -> Dataset:
+    """Reads shards: a directory holding dataset.json, a glob, a shard file, a table
+    (docs/table.md: its directory, or "DIR@v12"), or a list of them (read in the order
+    given). parallelism: read tasks in flight (0 = autotuned).
     on_error: the read stage's policy (default: the iterator's). Unless it is "raise", a
     damaged shard or index does not fail here: the iterator's policy decides when it starts
     (raise fails there; skip / quarantine read the shard's intact records). map_uncompressed:
     index an uncompressed shard that has no .idx through a memory map rather than positional
-    reads (a shard truncated meanwhile then kills the process with SIGBUS)."""
+    reads (a shard truncated meanwhile then kills the process with SIGBUS). version /
+    timestamp (an int of ms, a datetime or an ISO string): the version of the tables read;
+    by default the latest at this call, fixed for the Dataset's life."""
     paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
+    pinned = [_table.resolve_read(p, version, timestamp) for p in paths]
+    if (version is not None or timestamp is not None) and all(p is None for p in pinned):
+        raise _sluice.InvalidArgumentError(
+            "read: a table version or timestamp was given, but no path is a table")
+    paths = [p if t is None else t for p, t in zip(paths, pinned)]
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
                    chunk_records=chunk_records, on_error=on_error,
                    map_uncompressed=map_uncompressed)

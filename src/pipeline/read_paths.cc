@@ -1,16 +1,41 @@
 // Dataset::Read: resolves the user's paths (shard files, dataset directories, globs) with
-// format::ResolveShards and opens them as a ShardSource.
+// format::ResolveShards, tables with table::ResolveTableRead (one version's files), and opens
+// them as a ShardSource.
 #include "sluice/format/manifest.h"
 #include "sluice/pipeline/dataset.h"
+#include "sluice/table/table.h"
 
 namespace sluice::pipeline {
+namespace {
+
+// A table's log states each file's record count: a shard that disagrees is not that file.
+Status CheckTableRecords(const table::TableSelection& t, const RecordSource& source,
+                         size_t first_shard) {
+  for (size_t i = 0; i < t.files.size(); ++i) {
+    uint64_t actual = source.shard_records()[first_shard + i];
+    if (t.records[i] >= 0 && static_cast<uint64_t>(t.records[i]) != actual) {
+      return DataLoss("table " + t.root + " version " + std::to_string(t.version) + ": " +
+                      t.files[i] + " holds " + std::to_string(actual) + " records, the log says " +
+                      std::to_string(t.records[i]));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 Result<Dataset> Dataset::Read(const ReadOptions& options) {
   if (options.paths.empty()) return InvalidArgument("read: no paths");
   io::FileSystem* fs = options.fs;
   std::vector<format::ResolvedDataset> datasets;
   std::vector<std::string> shards;
-  std::vector<std::pair<size_t, size_t>> origin;  // shard -> (dataset, position in it)
+  // shard -> (dataset, position in it); kNoManifest for a table's shards (the log checks them)
+  constexpr size_t kNoManifest = SIZE_MAX;
+  std::vector<std::pair<size_t, size_t>> origin;
+  std::vector<std::pair<table::TableSelection, size_t>> tables;  // and their first shard
+  table::OpenOptions version;
+  version.version = options.table_version;
+  version.timestamp_ms = options.table_timestamp_ms;
   for (const std::string& path : options.paths) {
     std::string local = path;
     if (options.fs == nullptr) {
@@ -20,12 +45,22 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
       }
       fs = path_fs;
     }
+    SLUICE_ASSIGN_OR_RETURN(auto table, table::ResolveTableRead(fs, local, version));
+    if (table.has_value()) {
+      tables.emplace_back(*table, shards.size());
+      shards.insert(shards.end(), table->files.begin(), table->files.end());
+      origin.resize(shards.size(), {kNoManifest, 0});
+      continue;
+    }
     SLUICE_ASSIGN_OR_RETURN(format::ResolvedDataset found, format::ResolveDataset(fs, local));
     for (size_t i = 0; i < found.shards.size(); ++i) {
       shards.push_back(found.shards[i]);
       origin.emplace_back(datasets.size(), i);
     }
     datasets.push_back(std::move(found));
+  }
+  if (tables.empty() && (options.table_version || options.table_timestamp_ms)) {
+    return InvalidArgument("read: a table version or timestamp was given, but no path is a table");
   }
   format::ShardReaderOptions ro;
   ro.verify_crc = options.verify_crc;
@@ -40,12 +75,15 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   if (options.on_error.value_or(ErrorPolicy::kRaise) == ErrorPolicy::kRaise) {
     check = [&](size_t shard, const format::ShardReader& reader) {
       const auto& [dataset, i] = origin[shard];
+      if (dataset == kNoManifest) return Status::OK();
       return format::CheckShardMatchesManifest(datasets[dataset], i, reader.file_bytes(),
                                                reader.num_records());
     };
   }
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RecordSource> source,
                           OpenShardSource(fs, shards, ro, check));
+  for (const auto& [t, first] : tables)
+    SLUICE_RETURN_IF_ERROR(CheckTableRecords(t, *source, first));
   return FromSource(std::move(source), options);
 }
 

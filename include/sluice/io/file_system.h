@@ -120,6 +120,9 @@ struct FileInfo {
   std::string path;  // full path as passed to the FileSystem
   uint64_t size = 0;
   bool is_directory = false;
+  // Last modification, in milliseconds since the Unix epoch; 0 when the file system does not
+  // know it. Vacuum's retention and a table's commit times rely on it (docs/table.md).
+  int64_t modification_time_ms = 0;
 };
 
 struct WriteOptions {

@@ -15,9 +15,15 @@
 namespace sluice::pipeline {
 
 struct ReadOptions {
-  // Each entry is a shard file, a directory holding dataset.json, or a glob; shards are read
-  // in the order given (each entry's shards sorted). Ignored by Dataset::FromSource.
+  // Each entry is a shard file, a directory holding dataset.json, a glob, or a table
+  // (docs/table.md: its directory, or "DIR@v12" for version 12); shards are read in the order
+  // given (each entry's shards sorted). Ignored by Dataset::FromSource.
   std::vector<std::string> paths;
+  // The version of the tables among `paths` (or the latest committed at or before the
+  // timestamp, ms since the epoch). Default: the latest at Dataset::Read, fixed for the
+  // Dataset's life.
+  std::optional<int64_t> table_version;
+  std::optional<int64_t> table_timestamp_ms;
   // Default: null = the file system FileSystemFor() picks for each path.
   io::FileSystem* fs = nullptr;
   bool verify_crc = true;  // Default: true
