@@ -15,5 +15,6 @@ void AddIndexCommand(CLI::App* app, int* exit_code);              // index.cc
 void AddStatsCommand(CLI::App* app, int* exit_code);              // stats.cc (distributed)
 void AddDedupCommand(CLI::App* app, int* exit_code);              // dedup.cc (distributed)
 void AddCleanCommand(CLI::App* app, int* exit_code);              // clean.cc
+void AddCacheCommand(CLI::App* app, int* exit_code);              // cache.cc
 
 }  // namespace sluice::cli

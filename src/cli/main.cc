@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   AddStatsCommand(&app, &exit_code);
   AddDedupCommand(&app, &exit_code);
   AddCleanCommand(&app, &exit_code);
+  AddCacheCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -6,25 +6,11 @@
 #include <map>
 
 #include "chunk_store.h"
+#include "sluice/base/bytes.h"
 #include "sluice/io/cache/cache.h"
+#include "time_bound_store.h"
 
 namespace sluice::io::cache {
-namespace {
-
-std::string HumanBytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
-}  // namespace
 
 double CacheStats::hit_rate() const {
   return reads == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(reads);
@@ -36,9 +22,9 @@ std::string CacheStats::ToString() const {
                 "cache %s: hit rate %.1f%% (LRU would have had %.1f%%), fetched %s in %llu "
                 "reads, evicted %s, waited %.2f s for fetches, %s of %s used",
                 dir.c_str(), 100 * hit_rate(), 100 * lru_hit_rate,
-                HumanBytes(fetched_bytes).c_str(), static_cast<unsigned long long>(fetches),
-                HumanBytes(evicted_bytes).c_str(), fetch_wait_seconds,
-                HumanBytes(used_bytes).c_str(), HumanBytes(capacity_bytes).c_str());
+                FormatByteSize(fetched_bytes).c_str(), static_cast<unsigned long long>(fetches),
+                FormatByteSize(evicted_bytes).c_str(), fetch_wait_seconds,
+                FormatByteSize(used_bytes).c_str(), FormatByteSize(capacity_bytes).c_str());
   return buf;
 }
 
@@ -48,6 +34,7 @@ CacheStats Cache::stats() const {
   s.capacity_bytes = capacity_;
   s.used_bytes = used_;
   s.lru_hit_rate = ghost_->hit_rate();
+  s.disk_timeouts = bounded_->timeouts();
   return s;
 }
 

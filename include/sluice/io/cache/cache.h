@@ -33,6 +33,7 @@ class ChunkStore;
 class Ledger;
 class LedgerLock;
 class ChunkLocks;
+class TimeBoundChunkStore;
 
 struct CacheOptions {
   // The cache directory. Default: "" = DefaultCacheDir() ($XDG_CACHE_HOME/sluice, else
@@ -57,6 +58,10 @@ struct CacheOptions {
   // How long a reader waits for another process's fetch of a chunk before fetching it itself
   // (that process may hang). Default: 120 s.
   double lock_wait_seconds = 120;
+  // A cache disk read or write taking longer than this is given up: the read is a miss, the
+  // chunk is not stored (a hung disk makes the cache useless, never the reader hung).
+  // Default: 30 s (0: no deadline).
+  double disk_timeout_seconds = 30;
   // fsync chunk files before publishing them. Default: false (a chunk torn by a power cut
   // fails its CRC and is fetched again).
   bool sync = false;
@@ -95,6 +100,7 @@ struct CacheStats {
   uint64_t damaged = 0;           // cache files found damaged, dropped and fetched again
   uint64_t lock_timeouts = 0;     // fetched without the node lock after lock_wait_seconds
   uint64_t read_errors = 0;       // cache reads that failed (counted as misses)
+  uint64_t disk_timeouts = 0;     // cache disk operations past disk_timeout_seconds
   double fetch_wait_seconds = 0;  // time readers waited for fetches
   double lru_hit_rate = 0;        // what LRU would have had on the same reads (simulated)
   std::string policy;             // "future" or "lru"
@@ -206,7 +212,7 @@ class Cache {
   Status RebuildLocked(LedgerLock& ledger, bool empty_on_overflow);
   Status SyncWithLedger(LedgerLock& ledger);
   uint64_t EvictLocked(const ChunkId& victim);  // mu_ and the ledger lock held
-  bool Store(const ChunkRef& chunk, const std::string& bytes);
+  bool Store(const ChunkRef& chunk, std::shared_ptr<const std::string> bytes);
   void Drop(const ChunkId& id);
   void NoteOnDisk(const ChunkId& id);
   // The plan, prefetch and the poller (cache_prefetch.cc).
@@ -218,6 +224,7 @@ class Cache {
   const CacheOptions options_;
   const std::string dir_;
   std::unique_ptr<ChunkStore> store_;
+  std::unique_ptr<TimeBoundChunkStore> bounded_;  // store_'s reads and writes, with a deadline
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<ChunkLocks> locks_;
 
