@@ -60,6 +60,19 @@ void StagedOutput::RemoveTree(const std::string& dir) const {
   (void)fs_->Delete(dir);
 }
 
+Status StagedOutput::PublishDerived(uint64_t tasks, const std::string& prefix,
+                                    io::FileSystem* in_fs, const std::string& in_path,
+                                    std::map<std::string, std::string> metadata,
+                                    format::Manifest* published) {
+  std::map<std::string, format::FeatureSchema> features;
+  auto input = format::Manifest::Load(in_fs, in_path);  // a shard or a glob has none
+  if (input.ok()) {
+    features = input->features;
+    for (const auto& [key, value] : input->metadata) metadata.emplace(key, value);
+  }
+  return Publish(tasks, prefix, std::move(features), std::move(metadata), published);
+}
+
 Status StagedOutput::Publish(uint64_t tasks, const std::string& prefix,
                              std::map<std::string, format::FeatureSchema> features,
                              std::map<std::string, std::string> metadata,

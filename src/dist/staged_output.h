@@ -34,6 +34,11 @@ class StagedOutput {
   Status CommitAttempt(TaskId task, int attempt);
   // Whether `task`'s output was committed by an earlier run (reused by a rerun).
   bool TaskDone(TaskId task) const;
+  // Rank 0: Publish with the features and metadata of the input dataset (a derived dataset:
+  // dedup, reshard), plus `metadata`.
+  Status PublishDerived(uint64_t tasks, const std::string& prefix, io::FileSystem* in_fs,
+                        const std::string& in_path, std::map<std::string, std::string> metadata,
+                        format::Manifest* published);
   // Rank 0: publishes the tasks' shards in order, then dataset.json; removes the staging.
   Status Publish(uint64_t tasks, const std::string& prefix,
                  std::map<std::string, format::FeatureSchema> features,
