@@ -99,12 +99,11 @@ Status WriteKept(const DedupOptions& o, io::FileSystem* in_fs, const std::vector
 }  // namespace
 
 Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(auto tasks, ShardTasks(o.input));
-  std::string in_path, out_path;
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * in_fs, io::FileSystemFor(o.input, &in_path));
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(o.output, &out_path));
-  StagedOutput out(out_fs, out_path);
-  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, t->rank() == 0 ? out.CheckNotPublished() : Status::OK()));
+  SLUICE_ASSIGN_OR_RETURN(DerivedJob job, StartDerivedJob(t, o.input, o.output));
+  const std::vector<TaskSpec>& tasks = job.tasks;
+  io::FileSystem* in_fs = job.in_fs;
+  const std::string& in_path = job.in_path;
+  StagedOutput& out = *job.out;
 
   std::optional<format::ExampleParser> parser;
   if (!o.feature.empty()) parser.emplace(std::vector<std::string>{o.feature});

@@ -111,12 +111,11 @@ class ShardSpills {
 }  // namespace
 
 Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(auto tasks, ShardTasks(o.input));
-  std::string in_path, out_path;
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * in_fs, io::FileSystemFor(o.input, &in_path));
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(o.output, &out_path));
-  StagedOutput out(out_fs, out_path);
-  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, t->rank() == 0 ? out.CheckNotPublished() : Status::OK()));
+  SLUICE_ASSIGN_OR_RETURN(DerivedJob job, StartDerivedJob(t, o.input, o.output));
+  const std::vector<TaskSpec>& tasks = job.tasks;
+  io::FileSystem* in_fs = job.in_fs;
+  const std::string& in_path = job.in_path;
+  StagedOutput& out = *job.out;
   SLUICE_ASSIGN_OR_RETURN(auto codec, format::ParseCodec(o.shards.codec));
   uint64_t bytes = 0;
   for (const auto& task : tasks) bytes += task.bytes;
@@ -162,7 +161,7 @@ Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
     wo.record = ro;
     wo.target_shard_bytes = UINT64_MAX;  // exactly one file per output shard
     wo.prefix = "part";
-    auto writer = format::ShardWriter::Open(out_fs, out.FreshAttemptDir(s, 0), wo);
+    auto writer = format::ShardWriter::Open(out.fs(), out.FreshAttemptDir(s, 0), wo);
     written = writer.status();
     if (written.ok()) written = spills.WriteShard(s, writer->get());
     if (written.ok()) written = (*writer)->Close();

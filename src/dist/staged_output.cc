@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sluice/dist/jobs.h"
+#include "sluice/dist/task_runner.h"
 #include "sluice/format/shard_index.h"
 
 namespace sluice::dist {
@@ -106,6 +108,19 @@ Status StagedOutput::Publish(uint64_t tasks, const std::string& prefix,
   RemoveTree(staging_);
   *published = std::move(m);
   return Status::OK();
+}
+
+Result<DerivedJob> StartDerivedJob(Transport* t, const std::string& input,
+                                   const std::string& output) {
+  DerivedJob job;
+  SLUICE_ASSIGN_OR_RETURN(job.tasks, ShardTasks(input));
+  SLUICE_ASSIGN_OR_RETURN(job.in_fs, io::FileSystemFor(input, &job.in_path));
+  std::string out_path;
+  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(output, &out_path));
+  job.out = std::make_unique<StagedOutput>(out_fs, out_path);
+  SLUICE_RETURN_IF_ERROR(
+      AgreeOnStatus(t, t->rank() == 0 ? job.out->CheckNotPublished() : Status::OK()));
+  return job;
 }
 
 }  // namespace sluice::dist

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sluice/dist/task.h"
+#include "sluice/dist/transport.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/shard_writer.h"
 #include "sluice/io/file_system.h"
@@ -51,5 +52,17 @@ class StagedOutput {
   io::FileSystem* fs_;
   std::string out_, staging_;
 };
+
+// What a job deriving one dataset from another starts with (dedup, reshard): the input's
+// shards as tasks, where it lives, and the staged output, checked on rank 0 to hold no
+// published dataset (collective: the check's outcome is every rank's).
+struct DerivedJob {
+  std::vector<TaskSpec> tasks;
+  io::FileSystem* in_fs = nullptr;
+  std::string in_path;
+  std::unique_ptr<StagedOutput> out;
+};
+Result<DerivedJob> StartDerivedJob(Transport* transport, const std::string& input,
+                                   const std::string& output);
 
 }  // namespace sluice::dist
