@@ -16,5 +16,6 @@ void AddStatsCommand(CLI::App* app, int* exit_code);              // stats.cc (d
 void AddDedupCommand(CLI::App* app, int* exit_code);              // dedup.cc (distributed)
 void AddCleanCommand(CLI::App* app, int* exit_code);              // clean.cc
 void AddCacheCommand(CLI::App* app, int* exit_code);              // cache.cc
+void AddReshardCommand(CLI::App* app, int* exit_code);            // reshard.cc (distributed)
 
 }  // namespace sluice::cli

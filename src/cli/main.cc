@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   AddDedupCommand(&app, &exit_code);
   AddCleanCommand(&app, &exit_code);
   AddCacheCommand(&app, &exit_code);
+  AddReshardCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);
