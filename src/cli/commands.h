@@ -13,5 +13,7 @@ void AddInspectCommand(CLI::App* app, int* exit_code);            // inspect.cc
 void AddVerifyCommand(CLI::App* app, int* exit_code);             // verify.cc
 void AddIndexCommand(CLI::App* app, int* exit_code);              // index.cc
 void AddCleanCommand(CLI::App* app, int* exit_code);              // clean.cc
+void AddStatsCommand(CLI::App* app, int* exit_code);              // stats.cc (distributed)
+void AddDedupCommand(CLI::App* app, int* exit_code);              // dedup.cc (distributed)
 
 }  // namespace sluice::cli

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   AddVerifyCommand(&app, &exit_code);
   AddIndexCommand(&app, &exit_code);
   AddCleanCommand(&app, &exit_code);
+  AddStatsCommand(&app, &exit_code);
+  AddDedupCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);
