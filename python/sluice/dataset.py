@@ -291,7 +291,9 @@ class Dataset:
 def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
          chunk_records: int = 64, on_error: Optional[str] = None,
          map_uncompressed: bool = False, version: Optional[int] = None,
-         timestamp: Any = None) -> Dataset:
+         timestamp: Any = None, cache: Optional[bool] = None,
+         cache_dir: Optional[Union[str, os.PathLike]] = None,
+         cache_bytes: Optional[Union[int, str]] = None) -> Dataset:
     """Reads shards: a directory holding dataset.json, a glob, a shard file, a table
     (docs/table.md: its directory, or "DIR@v12"), or a list of them (read in the order
     given). parallelism: read tasks in flight (0 = autotuned).
@@ -301,16 +303,24 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
     index an uncompressed shard that has no .idx through a memory map rather than positional
     reads (a shard truncated meanwhile then kills the process with SIGBUS). version /
     timestamp (an int of ms, a datetime or an ISO string): the version of the tables read;
-    by default the latest at this call, fixed for the Dataset's life."""
+    by default the latest at this call, fixed for the Dataset's life.
+
+    The node-local cache (docs/cache.md) keeps the chunks read in cache_dir (default
+    $XDG_CACHE_HOME/sluice or ~/.cache/sluice), shared by the machine's processes, up to
+    cache_bytes (an int or a size such as "200GB"; default: the directory's capacity, or half
+    its free disk). It is on by default for remote paths (s3://, hdfs://) and for local ones
+    when cache_dir is given; cache=False turns it off, cache=True on."""
     paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
     pinned = [_table.resolve_read(p, version, timestamp) for p in paths]
     if (version is not None or timestamp is not None) and all(p is None for p in pinned):
         raise _sluice.InvalidArgumentError(
             "read: a table version or timestamp was given, but no path is a table")
     paths = [p if t is None else t for p, t in zip(paths, pinned)]
+    cache_dir = None if cache_dir is None else str(cache_dir)
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
                    chunk_records=chunk_records, on_error=on_error,
-                   map_uncompressed=map_uncompressed)
+                   map_uncompressed=map_uncompressed, cache=cache, cache_dir=cache_dir,
+                   cache_bytes=cache_bytes)
 
 
 def from_records(records: Sequence[Any]) -> Dataset:

@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "iterator.h"
 #include "map.h"
+#include "sluice/base/bytes.h"
 #include "sluice/pipeline/dataset.h"
 #include "tensors.h"
 #include "vision.h"
@@ -57,9 +58,24 @@ pipeline::PaddingOptions Padding(size_t pad_to_multiple_of,
   return p;
 }
 
+// cache_bytes: None, a number of bytes, or a size such as "200GB" (docs/cache.md).
+uint64_t CacheBytes(const py::object& bytes) {
+  if (bytes.is_none()) return 0;
+  if (py::isinstance<py::str>(bytes)) {
+    uint64_t n = 0;
+    std::string text = bytes.cast<std::string>();
+    if (!ParseByteSize(text, &n)) ThrowIfError(InvalidArgument("cache_bytes: not a size: " + text));
+    return n;
+  }
+  int64_t n = bytes.cast<int64_t>();
+  if (n < 0) ThrowIfError(InvalidArgument("cache_bytes must be >= 0"));
+  return static_cast<uint64_t>(n);
+}
+
 Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t parallelism,
              uint32_t chunk_records, const std::optional<std::string>& on_error,
-             bool map_uncompressed) {
+             bool map_uncompressed, std::optional<bool> cache,
+             const std::optional<std::string>& cache_dir, const py::object& cache_bytes) {
   pipeline::ReadOptions o;
   o.paths = paths;
   o.verify_crc = verify_crc;
@@ -67,6 +83,9 @@ Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t pa
   o.parallelism = parallelism;
   o.chunk_records = chunk_records;
   o.on_error = Policy(on_error);
+  o.cache = cache;
+  o.cache_dir = cache_dir.value_or("");
+  o.cache_bytes = CacheBytes(cache_bytes);
   Result<Dataset> d = Cancelled("not read");
   {
     py::gil_scoped_release release;  // opens every shard's index
@@ -203,7 +222,8 @@ void RegisterDataset(py::module_& m) {
   py::class_<Dataset>(m, "_Dataset")
       .def_static("read", &Read, arg("paths"), arg("verify_crc") = true, arg("parallelism") = 0,
                   arg("chunk_records") = 64, arg("on_error") = py::none(),
-                  arg("map_uncompressed") = false)
+                  arg("map_uncompressed") = false, arg("cache") = py::none(),
+                  arg("cache_dir") = py::none(), arg("cache_bytes") = py::none())
       .def_static("from_records", &FromRecords, arg("shards"))
       .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "global", arg("block_shards") = 4,
            arg("buffer_size") = 10000)

@@ -38,6 +38,12 @@ struct ReadOptions {
   uint32_t chunk_records = 64;          // Default: 64 records per read task
   uint64_t epoch = 0;                   // Default: 0 (the first epoch; repeat counts on from it)
   std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
+  // The node-local cache (docs/cache.md): chunks read from the paths are kept in a directory
+  // on local disk shared by the node's processes. Default: on for remote paths (s3://,
+  // hdfs://), off for local ones unless `cache_dir` is set.
+  std::optional<bool> cache;
+  std::string cache_dir;     // Default: "" = $XDG_CACHE_HOME/sluice or ~/.cache/sluice
+  uint64_t cache_bytes = 0;  // Default: 0 = the directory's capacity, or half its free disk
 };
 
 struct ShuffleOptions {

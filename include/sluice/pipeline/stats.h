@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sluice/io/cache/cache_stats.h"
 
 namespace sluice::pipeline {
 
@@ -37,6 +40,9 @@ struct PipelineStats {
   uint64_t autotune_steps = 0;      // adjustments made by autotune
   uint64_t buffer_allocations = 0;  // fresh tensor buffers (flat in steady state: reuse)
   std::vector<StageStats> stages;   // source first, consumer-facing stage last
+  // The node-local cache the source reads through (docs/cache.md), counted since the
+  // iterator was created; absent without a cache.
+  std::optional<io::cache::CacheStats> cache;
 
   // Index of the stage that limits throughput (highest busy share of its threads), -1 if
   // none did measurable work.
