@@ -23,6 +23,7 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   }
   format::ShardReaderOptions ro;
   ro.verify_crc = options.verify_crc;
+  ro.chunk_bytes = options.chunk_bytes;
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RecordSource> source, OpenShardSource(fs, shards, ro));
   return FromSource(std::move(source), options);
 }

@@ -15,15 +15,15 @@
 namespace sluice::format {
 
 struct IndexFrame {
-  uint64_t file_offset = 0;        // where the frame starts in the shard file
-  uint64_t file_bytes = 0;         // its compressed size in the file
-  uint64_t uncompressed_bytes = 0; // its size once decompressed
+  uint64_t file_offset = 0;         // where the frame starts in the shard file
+  uint64_t file_bytes = 0;          // its compressed size in the file
+  uint64_t uncompressed_bytes = 0;  // its size once decompressed
 };
 
 struct IndexRecord {
-  uint32_t frame = 0;              // index into frames()
-  uint64_t offset_in_frame = 0;    // where the framed record starts inside the frame
-  uint64_t length = 0;             // payload length
+  uint32_t frame = 0;            // index into frames()
+  uint64_t offset_in_frame = 0;  // where the framed record starts inside the frame
+  uint64_t length = 0;           // payload length
 };
 
 // For codec none there is one frame per record (file offset = record offset).
@@ -61,6 +61,8 @@ class ShardIndex {
 // (docs/format.md, "How the reader uses the index"): a cache of fixed size, shared by the
 // readers of one pipeline. Threading: safe to share between readers used from many threads.
 class IndexBlockCache;
+struct ShardChunk;    // shard_chunks.h
+struct DecodedChunk;  // shard_chunks.h
 // Default capacity of an index block cache: 4 MiB.
 inline constexpr uint64_t kDefaultIndexCacheBytes = uint64_t{4} << 20;
 std::shared_ptr<IndexBlockCache> NewIndexBlockCache(
@@ -75,7 +77,7 @@ struct ShardReaderOptions {
   // Build the index in memory when "<shard>.idx" is missing (reads the whole shard once).
   // Such a reader holds the whole index (~48 bytes per record) for its life; a reader of an
   // index file holds only a sparse directory of it, at most index_directory_bytes per table.
-  bool build_missing_index = true;                     // Default: true
+  bool build_missing_index = true;  // Default: true
   // Where the reader keeps the index blocks it reads. Readers of one pipeline share one.
   // Default: null = a cache of kDefaultIndexCacheBytes for this reader alone.
   std::shared_ptr<IndexBlockCache> index_cache;
@@ -84,13 +86,16 @@ struct ShardReaderOptions {
   // fits; a lookup missing the cache reads and decodes M blocks. A pipeline splits one
   // dataset-wide budget between its shards (docs/format.md section 7).
   uint64_t index_directory_bytes = kDefaultIndexDirectoryBytes;  // Default: 64 KiB
+  // Decoded bytes a chunk of the reader's chunk table holds at most (shard_chunks.h), unless
+  // one frame is larger. Part of the chunk order's definition. Default: 1 MiB.
+  uint64_t chunk_bytes = uint64_t{1} << 20;
 };
 
 // Random access to the records of one indexed shard. The index stays on disk: the reader
 // keeps a directory of every (128 * M)th entry, M set by index_directory_bytes, and reads
-// the blocks of entries it needs through an IndexBlockCache (docs/format.md). Tools that want the whole table use ShardIndex::Load.
-// Threading: Read() and Locate() are safe to call concurrently (each call uses the caller's
-// buffers).
+// the blocks of entries it needs through an IndexBlockCache (docs/format.md). Tools that want the
+// whole table use ShardIndex::Load. Threading: Read() and Locate() are safe to call concurrently
+// (each call uses the caller's buffers).
 class ShardReader {
  public:
   static Result<std::unique_ptr<ShardReader>> Open(io::FileSystem* fs, const std::string& path,
@@ -108,6 +113,23 @@ class ShardReader {
   // Reads record i's payload into *out (resized), checking its CRCs. Errors name the
   // shard, record index and byte offset.
   virtual Status Read(uint64_t i, std::string* out) const = 0;
+
+  // Chunked access (shard_chunks.h; what the pipeline's decoded-chunk cache uses).
+  // The shard's chunks, cut from its index at open.
+  virtual const std::vector<ShardChunk>& chunks() const = 0;
+  // The checksum of the shard's index (index_checksum of docs/order.md's snapshot identity).
+  virtual uint32_t index_checksum() const = 0;
+  // The shard file: a chunk's bytes are fetched with file().ReadAsync(chunk.file_offset,
+  // chunk.file_bytes, ...), so remote file systems fetch them without holding a thread.
+  virtual const io::RandomAccessFile& file() const = 0;
+  // Decodes a chunk from its fetched bytes (exactly [file_offset, file_offset + file_bytes)
+  // of the shard). Errors name the shard and the frame's file offset.
+  virtual Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
+                             DecodedChunk* out) const = 0;
+  // Record i's payload, its CRCs checked, as a view into decoded.bytes: `chunk` is the
+  // chunk that holds record i and `decoded` its DecodeChunk output.
+  virtual Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
+                                         const DecodedChunk& decoded) const = 0;
 };
 
 }  // namespace sluice::format
