@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   AddInspectCommand(&app, &exit_code);
   AddVerifyCommand(&app, &exit_code);
   AddIndexCommand(&app, &exit_code);
+  AddStatsCommand(&app, &exit_code);
+  AddDedupCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

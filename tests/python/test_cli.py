@@ -284,6 +284,47 @@ def test_verify_reports_a_wrong_index(tmp_path):
     assert str(index) in r.stdout
 
 
+def test_verify_reports_an_index_of_another_shard(tmp_path):
+    # Two shards with as many records each, but records of other lengths: each index is
+    # well formed, and only comparing its entries with the records found catches the swap.
+    src = tmp_path / "data.jsonl"
+    src.write_text("".join(json.dumps({"text": f"r{i} " + "z" * (i % 5) * 40}) + "\n"
+                           for i in range(400)))
+    out = tmp_path / "out"
+    sluice("convert", "jsonl", src, out, "--codec", "none", "--shard-size", "8KB", check=0)
+    shards = sorted(p for p in out.iterdir() if p.name.endswith(".tfrecord"))
+    assert len(shards) >= 3
+    a, b = shards[0], shards[1]
+    ia, ib = a.with_name(a.name + ".idx"), b.with_name(b.name + ".idx")
+    ia_bytes = ia.read_bytes()
+    ia.write_bytes(ib.read_bytes())
+    ib.write_bytes(ia_bytes)
+    r = sluice("verify", out, check=1)
+    assert str(a) in r.stdout or str(ia) in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_verify_lists_faults_of_many_shards_in_shard_order(tmp_path, codec):
+    src = tmp_path / "data.jsonl"
+    src.write_text("".join(json.dumps({"text": f"record {i} " + "q" * 200}) + "\n"
+                           for i in range(600)))
+    out = tmp_path / "out"
+    sluice("convert", "jsonl", src, out, "--codec", codec, "--shard-size", "16KB", check=0)
+    shards = sorted(p for p in out.iterdir() if ".tfrecord" in p.name
+                    and not p.name.endswith(".idx"))
+    assert len(shards) >= 6
+    damaged = [shards[1], shards[4], shards[-1]]
+    for shard in damaged:
+        data = bytearray(shard.read_bytes())
+        data[len(data) // 2] ^= 0x40
+        shard.write_bytes(bytes(data))
+    r = sluice("verify", out, check=1)
+    named = [line.split(":")[0] for line in r.stdout.splitlines() if ":" in line
+             and line.split(":")[0].endswith((".tfrecord", ".zst"))]
+    firsts = list(dict.fromkeys(named))
+    assert firsts == [str(s) for s in damaged], r.stdout
+
+
 # --- index and inspect of foreign TFRecord files ---------------------------------------
 
 def foreign_examples(example_pb2):

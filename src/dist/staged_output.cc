@@ -1,0 +1,98 @@
+#include "dist/staged_output.h"
+
+#include <cstdio>
+
+#include "sluice/format/shard_index.h"
+
+namespace sluice::dist {
+namespace {
+
+std::string Number(uint64_t i, int width) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%0*llu", width, static_cast<unsigned long long>(i));
+  return text;
+}
+
+}  // namespace
+
+Status StagedOutput::CheckNotPublished() const {
+  std::string manifest = io::JoinPath(out_, format::Manifest::kFileName);
+  if (fs_->Exists(manifest)) {
+    return AlreadyExists(manifest + " exists: refusing to write a dataset over another one");
+  }
+  return Status::OK();
+}
+
+std::string StagedOutput::TaskDir(TaskId task) const {
+  return io::JoinPath(staging_, "task-" + Number(task, 6));
+}
+
+std::string StagedOutput::AttemptDir(TaskId task, int attempt) const {
+  return TaskDir(task) + ".attempt-" + std::to_string(attempt);
+}
+
+std::string StagedOutput::FreshAttemptDir(TaskId task, int attempt) const {
+  std::string dir = AttemptDir(task, attempt);
+  RemoveTree(dir);  // what a killed run left
+  return dir;
+}
+
+Status StagedOutput::CommitAttempt(TaskId task, int attempt) {
+  RemoveTree(TaskDir(task));  // an earlier run's output of the same task
+  return fs_->Rename(AttemptDir(task, attempt), TaskDir(task));
+}
+
+bool StagedOutput::TaskDone(TaskId task) const {
+  return fs_->Exists(io::JoinPath(TaskDir(task), format::Manifest::kFileName));
+}
+
+void StagedOutput::RemoveTree(const std::string& dir) const {
+  auto entries = fs_->List(dir);
+  if (entries.ok()) {
+    for (const auto& e : *entries) {
+      if (e.is_directory) {
+        RemoveTree(e.path);
+      } else {
+        (void)fs_->Delete(e.path);
+      }
+    }
+  }
+  (void)fs_->Delete(dir);
+}
+
+Status StagedOutput::Publish(uint64_t tasks, const std::string& prefix,
+                             std::map<std::string, format::FeatureSchema> features,
+                             std::map<std::string, std::string> metadata,
+                             format::Manifest* published) {
+  std::vector<std::pair<std::string, format::ManifestShard>> staged;  // (task dir, shard)
+  format::Manifest m;
+  for (TaskId t = 0; t < tasks; ++t) {
+    SLUICE_ASSIGN_OR_RETURN(format::Manifest part, format::Manifest::Load(fs_, TaskDir(t)));
+    m.codec = part.codec;
+    m.tool = part.tool;
+    for (auto& shard : part.shards) staged.emplace_back(TaskDir(t), std::move(shard));
+  }
+  const uint64_t n = staged.size();
+  std::string ext = ".tfrecord" + std::string(format::CodecExtension(m.codec));
+  for (uint64_t i = 0; i < n; ++i) {
+    auto& [dir, shard] = staged[i];
+    format::ManifestShard final_shard = shard;
+    final_shard.path = prefix + "-" + Number(i, 5) + "-of-" + Number(n, 5) + ext;
+    SLUICE_RETURN_IF_ERROR(
+        fs_->Rename(io::JoinPath(dir, shard.path), io::JoinPath(out_, final_shard.path)));
+    if (!shard.index.empty()) {
+      final_shard.index = format::ShardIndex::IndexPathFor(final_shard.path);
+      SLUICE_RETURN_IF_ERROR(
+          fs_->Rename(io::JoinPath(dir, shard.index), io::JoinPath(out_, final_shard.index)));
+    }
+    m.shards.push_back(std::move(final_shard));
+  }
+  m.features = std::move(features);
+  m.metadata = std::move(metadata);
+  SLUICE_RETURN_IF_ERROR(m.Save(fs_, out_));  // the commit point
+  RemoveTree(staging_);
+  *published = std::move(m);
+  return Status::OK();
+}
+
+}  // namespace sluice::dist
