@@ -45,6 +45,10 @@ py::dict StageStatsToDict(const pipeline::StageStats& s) {
   d["consumer_share"] = s.consumer_share;
   d["skipped"] = s.skipped;
   d["quarantined"] = s.quarantined;
+  d["chunk_decodes"] = s.chunk_decodes;
+  d["chunk_fetched_bytes"] = s.chunk_fetched_bytes;
+  d["chunk_loads_on_demand"] = s.chunk_loads_on_demand;
+  d["chunk_evictions"] = s.chunk_evictions;
   return d;
 }
 

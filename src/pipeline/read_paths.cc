@@ -66,6 +66,7 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   format::ShardReaderOptions ro;
   ro.verify_crc = options.verify_crc;
   ro.map_uncompressed = options.map_uncompressed;
+  ro.chunk_bytes = options.chunk_bytes;
   // Unless this read raises, a damaged shard is recovered here and the policy the iterator
   // runs with decides at its start (PipelineContext::OnSourceDamage): raise fails there, with
   // the error an open would have given; skip and quarantine keep the intact records.

@@ -27,6 +27,13 @@ struct StageStats {
   double consumer_share = 0;
   uint64_t skipped = 0;      // records dropped by on_error = skip | quarantine
   uint64_t quarantined = 0;  // of which written to the quarantine file
+  // Read stage, chunks mode (docs/pipeline.md, "Decoded-chunk cache"): chunks decoded,
+  // bytes fetched for them, loads a reader had to start itself (not read ahead), and
+  // chunks evicted before their window ended (a window larger than the cache).
+  uint64_t chunk_decodes = 0;
+  uint64_t chunk_fetched_bytes = 0;
+  uint64_t chunk_loads_on_demand = 0;
+  uint64_t chunk_evictions = 0;
 };
 
 struct PipelineStats {
