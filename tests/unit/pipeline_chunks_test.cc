@@ -356,7 +356,7 @@ void Damage(io::FileSystem* fs, const std::string& path) {
   ASSERT_TRUE(fs->WriteAll(path, data).ok());
 }
 
-TEST_P(PipelineChunks, DamagedChunkIsReportedWithoutItsShard) {
+TEST_P(PipelineChunks, DamagedChunkErrorNamesShardAndOffset) {
   Damage(fs_.get(), paths_["/d"][2]);
   auto it = MakeIt(Pipeline(Source()), Options(2));
   Status s = StreamError(it.get());
@@ -368,7 +368,7 @@ TEST_P(PipelineChunks, DamagedChunkIsReportedWithoutItsShard) {
 // Under skip, only the records of what is damaged are lost: one record (none), the damaged
 // frame's chunk (zstd), the rest of the stream from the damage on (gzip: one chunk, the
 // shard, cannot be decoded past the damage; its records all fail).
-TEST_P(PipelineChunks, DamagedChunkUnderSkipLosesGoodRecords) {
+TEST_P(PipelineChunks, DamagedChunkUnderSkipLosesOnlyItsRecords) {
   Damage(fs_.get(), paths_["/d"][2]);
   ReadOptions ro;
   ro.on_error = ErrorPolicy::kSkip;
@@ -379,8 +379,12 @@ TEST_P(PipelineChunks, DamagedChunkUnderSkipLosesGoodRecords) {
   EXPECT_EQ(got.size() + skipped, static_cast<size_t>(total_));
   EXPECT_GE(skipped, 1u);
   const uint64_t shard2 = 410;  // every lost record comes from the damaged shard
-  if (GetParam() == format::Codec::kNone) EXPECT_EQ(skipped, 1u);
-  if (GetParam() == format::Codec::kZstd) EXPECT_LE(skipped, 40u);  // one 256-byte frame
+  if (GetParam() == format::Codec::kNone) {
+    EXPECT_EQ(skipped, 1u);
+  }
+  if (GetParam() == format::Codec::kZstd) {
+    EXPECT_LE(skipped, 40u);  // one 256-byte frame
+  }
   EXPECT_LE(skipped, shard2);
   std::set<int64_t> seen(got.begin(), got.end());
   for (int64_t id = 0; id < total_; ++id) {
