@@ -12,5 +12,6 @@ void AddConvertTextCommand(CLI::App* convert, int* exit_code);    // convert_tex
 void AddInspectCommand(CLI::App* app, int* exit_code);            // inspect.cc
 void AddVerifyCommand(CLI::App* app, int* exit_code);             // verify.cc
 void AddIndexCommand(CLI::App* app, int* exit_code);              // index.cc
+void AddTableCommand(CLI::App* app, int* exit_code);              // table.cc
 
 }  // namespace sluice::cli

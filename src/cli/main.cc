@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   AddInspectCommand(&app, &exit_code);
   AddVerifyCommand(&app, &exit_code);
   AddIndexCommand(&app, &exit_code);
+  AddTableCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);
