@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 
 #include "sluice/io/file_system.h"
 
@@ -225,6 +226,14 @@ class LocalDiskFileSystem final : public FileSystem {
     }
     ::unlink(tmp.c_str());
     return status;
+  }
+
+  Result<std::string> RealPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return ErrnoStatus("resolve", path, errno);
+    std::string out(resolved);
+    std::free(resolved);
+    return out;
   }
 
   Status CreateDirs(const std::string& dir) override {

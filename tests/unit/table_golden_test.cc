@@ -46,7 +46,9 @@ std::vector<std::string> Strings(const Json& j) { return j.get<std::vector<std::
 void CheckFiles(const Table& t, const Json& expected, const std::string& what) {
   std::vector<std::string> paths;
   for (const DataFile& f : t.files()) paths.push_back(f.path);
-  if (expected.contains("files")) EXPECT_EQ(paths, Strings(expected["files"])) << what;
+  if (expected.contains("files")) {
+    EXPECT_EQ(paths, Strings(expected["files"])) << what;
+  }
   if (expected.contains("records")) {
     EXPECT_EQ(t.num_records(),
               expected["records"].is_null() ? -1 : expected["records"].get<int64_t>())
@@ -123,12 +125,15 @@ void RunGolden(const std::string& name, Golden mode, const std::string& reason) 
     ASSERT_TRUE(latest.ok()) << latest.status().ToString();
     CheckLatest(*latest, e["latest"]);
   }
-  for (const auto& [version, want] : e.value("versions", Json::object()).items()) {
+  // Each section held in a local: a range-for over a temporary's items() would dangle.
+  const Json versions = e.value("versions", Json::object());
+  for (const auto& [version, want] : versions.items()) {
     auto t = Table::Open(fs, root, AtVersion(std::stoll(version)));
     ASSERT_TRUE(t.ok()) << "version " << version << ": " << t.status().ToString();
     CheckFiles(*t, want, "version " + version);
   }
-  for (const auto& [version, part] : e.value("version_errors", Json::object()).items()) {
+  const Json version_errors = e.value("version_errors", Json::object());
+  for (const auto& [version, part] : version_errors.items()) {
     auto t = Table::Open(fs, root, AtVersion(std::stoll(version)));
     ASSERT_FALSE(t.ok()) << "version " << version;
     EXPECT_NE(t.status().message().find(part.get<std::string>()), std::string::npos)
@@ -136,7 +141,9 @@ void RunGolden(const std::string& name, Golden mode, const std::string& reason) 
   }
   if (e.contains("history")) {
     std::vector<std::string> ops;
-    for (const HistoryEntry& h : *latest->History()) ops.push_back(h.operation);
+    Result<std::vector<HistoryEntry>> history = latest->History();
+    ASSERT_TRUE(history.ok()) << history.status().ToString();
+    for (const HistoryEntry& h : *history) ops.push_back(h.operation);
     EXPECT_EQ(ops, Strings(e["history"]));
   }
   if (e.contains("unsafe_paths")) {
@@ -150,7 +157,8 @@ void RunGolden(const std::string& name, Golden mode, const std::string& reason) 
     }
     EXPECT_EQ(refused, Strings(e["unsafe_paths"]));
   }
-  for (const auto& [ts, version] : e.value("at_timestamp", Json::object()).items()) {
+  const Json at_timestamp = e.value("at_timestamp", Json::object());
+  for (const auto& [ts, version] : at_timestamp.items()) {
     OpenOptions o;
     o.timestamp_ms = std::stoll(ts);
     auto t = Table::Open(fs, root, o);
