@@ -198,11 +198,13 @@ def test_8_writer_processes_x_5_appends_on_s3_give_versions_0_to_39(s3, tmp_path
                                  str(w), "--checkpoint-interval", "10"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env) for w in range(8)]
-    reported = []
+    reported, attempts = [], 0
     for p in writers:
         out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
         reported += committed_lines(out)
+        attempts += sum(int(m.group(2)) for m in map(COMMITTED.match, out.splitlines()) if m)
+    print(f"S3: 40 commits in {attempts} put attempts (the others lost a race: 412)")
     assert sorted(v for v, _, _ in reported) == list(range(40))
     local = tmp_path / "t"
     mirror(s3.client(), bucket, "t", local)
@@ -222,6 +224,14 @@ def test_8_writer_processes_x_5_appends_on_s3_give_versions_0_to_39(s3, tmp_path
         os.environ.update(env)
         t = sluice.Table(uri)
         assert t.version() == 39 and t.files() == snap.paths()
+        assert [h["version"] for h in t.history(limit=3)] == [39, 38, 37]
+        # Vacuum walks the table's keys on S3 and never deletes a live file. A leftover is
+        # deleted only once its age is known: io's S3 listing does not report LastModified
+        # yet, so today it is kept (docs/table.md, "Vacuum on S3").
+        s3.client().put_object(Bucket=bucket, Key="t/part-crashed-00000.tfrecord.zst", Body=b"x")
+        time.sleep(1.1)  # S3 modification times have 1 s resolution
+        deleted = t.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
+        assert set(deleted) <= {"part-crashed-00000.tfrecord.zst"}, deleted
         data = [element["record"] for element in sluice.read(uri)]
     finally:
         os.environ.clear()
