@@ -11,6 +11,7 @@
 #include "cli/ordered_parallel.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/base/thread_pool.h"
+#include "sluice/format/dataset_publisher.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
@@ -167,6 +168,19 @@ void CheckManifest(const format::Manifest& m, const std::string& dir,
   }
 }
 
+// Files in a dataset directory that the dataset does not use, left by interrupted runs:
+// reported, not counted as faults (the published dataset is whole without them).
+void ReportLeftovers(io::FileSystem* fs, const std::string& dir, const format::Manifest& m) {
+  auto leftovers = format::FindLeftovers(fs, dir, &m);
+  if (!leftovers.ok() || leftovers->empty()) return;
+  constexpr size_t kListed = 10;  // a crashed run over thousands of shards: name a few
+  for (size_t i = 0; i < leftovers->size() && i < kListed; ++i) {
+    Warn((*leftovers)[i].path + ": not part of the dataset: " + (*leftovers)[i].reason);
+  }
+  Warn(fmt::format("{} file(s) left by interrupted runs: `sluice clean {}` removes them",
+                   leftovers->size(), dir));
+}
+
 int RunVerify(const std::string& uri) {
   auto where = Locate(uri);
   if (!where.ok()) return ReportError(where.status());
@@ -209,7 +223,10 @@ int RunVerify(const std::string& uri) {
       fs->Exists(io::JoinPath(where->path, format::Manifest::kFileName))) {
     auto manifest = format::Manifest::Load(fs, where->path);  // ResolveShards parsed it already
     FaultLog faults;
-    if (manifest.ok()) CheckManifest(*manifest, where->path, records, fs, &faults);
+    if (manifest.ok()) {
+      CheckManifest(*manifest, where->path, records, fs, &faults);
+      ReportLeftovers(fs, where->path, *manifest);
+    }
     faults.Print();
     fault_count += faults.count();
   }

@@ -68,14 +68,14 @@ class KeptPositions final : public ExchangeSource {
 Status WriteKept(const DedupOptions& o, io::FileSystem* in_fs, const std::vector<TaskSpec>& tasks,
                  const std::vector<Rank>& reader, Rank self,
                  std::unordered_map<TaskId, std::vector<uint64_t>>& kept, StagedOutput* out) {
-  SLUICE_ASSIGN_OR_RETURN(auto codec, format::ParseCodec(o.codec));
+  SLUICE_ASSIGN_OR_RETURN(auto codec, format::ParseCodec(o.shards.codec));
   for (const auto& task : tasks) {
     if (reader[task.id] != self) continue;
     auto& keep = kept[task.id];
     std::sort(keep.begin(), keep.end());
     format::ShardWriterOptions wo;
     wo.record.codec = codec;
-    wo.target_shard_bytes = o.shard_bytes;
+    wo.target_shard_bytes = o.shards.shard_bytes;
     wo.prefix = "part";
     SLUICE_ASSIGN_OR_RETURN(
         auto writer, format::ShardWriter::Open(out->fs(), out->FreshAttemptDir(task.id, 0), wo));
@@ -96,27 +96,14 @@ Status WriteKept(const DedupOptions& o, io::FileSystem* in_fs, const std::vector
   return Status::OK();
 }
 
-// Every rank's status; the first error (by rank) for all.
-Status Agree(Transport* t, const Status& mine) {
-  std::string e =
-      mine.ok() ? "" : WireWriter().Error(TagWithRank(mine, t->rank(), t->host())).Take();
-  SLUICE_ASSIGN_OR_RETURN(auto all, t->AllGather(e));
-  for (const auto& part : all) {
-    Status s;
-    if (!part.empty() && WireReader(part).Error(&s)) return s;
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(auto tasks, ShardTasks(o.input));
-  std::string in_path, out_path;
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * in_fs, io::FileSystemFor(o.input, &in_path));
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(o.output, &out_path));
-  StagedOutput out(out_fs, out_path);
-  SLUICE_RETURN_IF_ERROR(Agree(t, t->rank() == 0 ? out.CheckNotPublished() : Status::OK()));
+  SLUICE_ASSIGN_OR_RETURN(DerivedJob job, StartDerivedJob(t, o.input, o.output));
+  const std::vector<TaskSpec>& tasks = job.tasks;
+  io::FileSystem* in_fs = job.in_fs;
+  const std::string& in_path = job.in_path;
+  StagedOutput& out = *job.out;
 
   std::optional<format::ExampleParser> parser;
   if (!o.feature.empty()) parser.emplace(std::vector<std::string>{o.feature});
@@ -145,7 +132,8 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
   };
   ExchangeOptions xo{o.job.memory_budget / 2, "dedup (kept positions)"};
   SLUICE_RETURN_IF_ERROR(Exchange(t, &source, sink, xo).status());
-  SLUICE_RETURN_IF_ERROR(Agree(t, WriteKept(o, in_fs, tasks, reader, t->rank(), kept, &out)));
+  SLUICE_RETURN_IF_ERROR(
+      AgreeOnStatus(t, WriteKept(o, in_fs, tasks, reader, t->rank(), kept, &out)));
   SLUICE_ASSIGN_OR_RETURN(auto totals, t->AllReduceSum({kept_here}));
 
   DedupResult result;
@@ -156,20 +144,13 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
   result.progress = map.tasks.progress;
   Status published;
   if (t->rank() == 0) {
-    auto input = format::Manifest::Load(in_fs, in_path);  // a shard or glob has none
-    std::map<std::string, format::FeatureSchema> features;
-    std::map<std::string, std::string> metadata;
-    if (input.ok()) {
-      features = input->features;
-      metadata = input->metadata;
-    }
-    metadata["dedup_of"] = o.input;
+    std::map<std::string, std::string> metadata{{"dedup_of", o.input}};
     if (!o.feature.empty()) metadata["dedup_feature"] = o.feature;
     format::Manifest m;
-    published = out.Publish(tasks.size(), o.prefix, features, metadata, &m);
+    published = out.PublishDerived(tasks.size(), o.shards.prefix, in_fs, in_path, metadata, &m);
     result.shards = m.shards.size();
   }
-  SLUICE_RETURN_IF_ERROR(Agree(t, published));
+  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, published));
   return result;
 }
 

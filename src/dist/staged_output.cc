@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sluice/dist/jobs.h"
+#include "sluice/dist/task_runner.h"
 #include "sluice/format/shard_index.h"
 
 namespace sluice::dist {
@@ -60,6 +62,19 @@ void StagedOutput::RemoveTree(const std::string& dir) const {
   (void)fs_->Delete(dir);
 }
 
+Status StagedOutput::PublishDerived(uint64_t tasks, const std::string& prefix,
+                                    io::FileSystem* in_fs, const std::string& in_path,
+                                    std::map<std::string, std::string> metadata,
+                                    format::Manifest* published) {
+  std::map<std::string, format::FeatureSchema> features;
+  auto input = format::Manifest::Load(in_fs, in_path);  // a shard or a glob has none
+  if (input.ok()) {
+    features = input->features;
+    for (const auto& [key, value] : input->metadata) metadata.emplace(key, value);
+  }
+  return Publish(tasks, prefix, std::move(features), std::move(metadata), published);
+}
+
 Status StagedOutput::Publish(uint64_t tasks, const std::string& prefix,
                              std::map<std::string, format::FeatureSchema> features,
                              std::map<std::string, std::string> metadata,
@@ -93,6 +108,19 @@ Status StagedOutput::Publish(uint64_t tasks, const std::string& prefix,
   RemoveTree(staging_);
   *published = std::move(m);
   return Status::OK();
+}
+
+Result<DerivedJob> StartDerivedJob(Transport* t, const std::string& input,
+                                   const std::string& output) {
+  DerivedJob job;
+  SLUICE_ASSIGN_OR_RETURN(job.tasks, ShardTasks(input));
+  SLUICE_ASSIGN_OR_RETURN(job.in_fs, io::FileSystemFor(input, &job.in_path));
+  std::string out_path;
+  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(output, &out_path));
+  job.out = std::make_unique<StagedOutput>(out_fs, out_path);
+  SLUICE_RETURN_IF_ERROR(
+      AgreeOnStatus(t, t->rank() == 0 ? job.out->CheckNotPublished() : Status::OK()));
+  return job;
 }
 
 }  // namespace sluice::dist

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sluice/dist/task.h"
+#include "sluice/dist/transport.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/shard_writer.h"
 #include "sluice/io/file_system.h"
@@ -34,6 +35,11 @@ class StagedOutput {
   Status CommitAttempt(TaskId task, int attempt);
   // Whether `task`'s output was committed by an earlier run (reused by a rerun).
   bool TaskDone(TaskId task) const;
+  // Rank 0: Publish with the features and metadata of the input dataset (a derived dataset:
+  // dedup, reshard), plus `metadata`.
+  Status PublishDerived(uint64_t tasks, const std::string& prefix, io::FileSystem* in_fs,
+                        const std::string& in_path, std::map<std::string, std::string> metadata,
+                        format::Manifest* published);
   // Rank 0: publishes the tasks' shards in order, then dataset.json; removes the staging.
   Status Publish(uint64_t tasks, const std::string& prefix,
                  std::map<std::string, format::FeatureSchema> features,
@@ -46,5 +52,17 @@ class StagedOutput {
   io::FileSystem* fs_;
   std::string out_, staging_;
 };
+
+// What a job deriving one dataset from another starts with (dedup, reshard): the input's
+// shards as tasks, where it lives, and the staged output, checked on rank 0 to hold no
+// published dataset (collective: the check's outcome is every rank's).
+struct DerivedJob {
+  std::vector<TaskSpec> tasks;
+  io::FileSystem* in_fs = nullptr;
+  std::string in_path;
+  std::unique_ptr<StagedOutput> out;
+};
+Result<DerivedJob> StartDerivedJob(Transport* transport, const std::string& input,
+                                   const std::string& output);
 
 }  // namespace sluice::dist

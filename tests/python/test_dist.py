@@ -121,6 +121,37 @@ def test_a_killed_rank_publishes_nothing_and_a_rerun_publishes_once(corpus, tmp_
     assert ids(out) == list(range(250))
 
 
+def records_in_order(path):
+    return [r["id"]["int64"][0] for r in inspect_json(path)]
+
+
+def test_reshard_is_the_same_for_one_and_four_ranks_and_keeps_every_record(corpus, tmp_path):
+    run([SLUICE, "reshard", corpus / "ds", tmp_path / "one", "--shard-size", "5KB", "--seed", "7"])
+    r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "four", "--shard-size", "5KB",
+                      "--seed", "7"])
+    assert "records: 600" in r.stdout
+    one, four = records_in_order(tmp_path / "one"), records_in_order(tmp_path / "four")
+    assert one == four  # a function of the input and the seed only
+    assert sorted(one) == list(range(600)) and one != list(range(600))
+    shards = json.load(open(tmp_path / "four" / "dataset.json"))["shards"]
+    assert len(shards) > 1
+    run([SLUICE, "reshard", corpus / "ds", tmp_path / "other", "--shard-size", "5KB", "--seed", "8"])
+    assert records_in_order(tmp_path / "other") != one
+
+
+def test_reshard_under_a_tiny_memory_budget_spills_and_still_keeps_every_record(corpus, tmp_path):
+    run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "64KiB",
+                  "--shard-size", "5KB"])
+    assert sorted(records_in_order(tmp_path / "out")) == list(range(600))
+
+
+def test_a_record_larger_than_the_exchange_budget_names_stage_and_budget(corpus, tmp_path):
+    r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "200B"],
+            check=1)
+    assert "reshard" in r.stderr and "memory budget" in r.stderr and "rank " in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+
+
 # --- Slurm: a single-node cluster on 127.0.0.1, started and stopped by this module --------
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@
 #include "chunk_locks.h"
 #include "chunk_store.h"
 #include "ledger.h"
+#include "time_bound_store.h"
 
 namespace sluice::io::cache {
 namespace {
@@ -34,6 +35,8 @@ Status Cache::Init() {
   SLUICE_RETURN_IF_ERROR(LocalFileSystem()->CreateDirs(dir_));
   store_ = std::make_unique<ChunkStore>(dir_ + "/chunks", ChunkStoreOptions{options_.sync});
   SLUICE_RETURN_IF_ERROR(store_->Init());
+  bounded_ = std::make_unique<TimeBoundChunkStore>(store_.get(), options_.disk_timeout_seconds,
+                                                   std::max<uint32_t>(2, options_.io_threads / 2));
   SLUICE_ASSIGN_OR_RETURN(ledger_, Ledger::Open(dir_ + "/ledger"));
   SLUICE_ASSIGN_OR_RETURN(locks_, ChunkLocks::Open(dir_ + "/locks"));
   auto future = std::make_unique<FuturePolicy>(FuturePolicyOptions{options_.lag_windows});
@@ -133,15 +136,15 @@ bool Cache::JoinLocked(const ChunkId& id, Waiter* w) {
 }
 
 void Cache::ReadFromDisk(const ChunkRef& chunk, Waiter w) {
-  Result<std::string> r = store_->Read(chunk.id, chunk.key, chunk.length, w.begin, w.n);
+  Result<std::string> r = bounded_->Read(chunk.id, chunk.key, chunk.length, w.begin, w.n);
   if (r.ok()) {
-    NoteOnDisk(chunk.id);
     std::vector<Waiter> one;
     one.push_back(std::move(w));
     // The waiter asked for exactly these bytes: deliver them as a chunk starting at its begin.
     one[0].begin = 0;
     one[0].n = r->size();
     Complete(std::move(one), std::make_shared<const std::string>(std::move(*r)), Served::kHit);
+    NoteOnDisk(chunk.id);
     return;
   }
   if (r.status().code() == StatusCode::kDataLoss) {
@@ -194,7 +197,7 @@ void Cache::AfterLock(FlightPtr f) {
     wanted = true;
   }
   if (wanted) {
-    Result<std::string> r = store_->Read(c.id, c.key, c.length, 0, c.length);
+    Result<std::string> r = bounded_->Read(c.id, c.key, c.length, 0, c.length);
     if (r.ok()) {
       NoteOnDisk(c.id);
       Finish(f, std::make_shared<const std::string>(std::move(*r)), Served::kJoined);
@@ -254,7 +257,7 @@ void Cache::OnFetched(FlightPtr f, Result<std::string> got) {
     }
   }
   Complete(std::move(waiters), bytes, Served::kMiss);  // readers first, then the disk
-  Store(c, *bytes);
+  Store(c, bytes);
   Finish(f, bytes, Served::kMiss);
 }
 

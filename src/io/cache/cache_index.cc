@@ -8,6 +8,7 @@
 #include "chunk_store.h"
 #include "ledger.h"
 #include "sluice/io/cache/cache.h"
+#include "time_bound_store.h"
 
 namespace sluice::io::cache {
 
@@ -100,13 +101,13 @@ uint64_t Cache::EvictLocked(const ChunkId& victim) {
   return *freed;
 }
 
-bool Cache::Store(const ChunkRef& chunk, const std::string& bytes) {
+bool Cache::Store(const ChunkRef& chunk, std::shared_ptr<const std::string> bytes) {
   auto skip = [&] {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.skipped;
     return false;
   };
-  Result<StagedChunk> staged = store_->Stage(chunk.id, chunk.key, bytes);
+  Result<StagedChunk> staged = bounded_->Stage(chunk.id, chunk.key, std::move(bytes));
   if (!staged.ok()) return skip();
   if (options_.on_event) options_.on_event("staged");
   Result<LedgerLock> ledger = ledger_->Lock();

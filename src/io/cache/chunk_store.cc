@@ -194,8 +194,8 @@ Result<uint64_t> ChunkStore::Delete(const ChunkId& id) const {
   return static_cast<uint64_t>(st.st_size);
 }
 
-Result<std::vector<StoredChunk>> ChunkStore::Scan(bool remove_stale_temps) const {
-  std::vector<StoredChunk> out;
+Status ChunkStore::ForEachFile(const std::function<void(std::string_view, const std::string&,
+                                                        const struct stat&)>& visit) const {
   DIR* top = ::opendir(dir_.c_str());
   if (top == nullptr) return ErrnoStatus("list", dir_, errno);
   std::vector<std::string> folders;
@@ -215,16 +215,34 @@ Result<std::vector<StoredChunk>> ChunkStore::Scan(bool remove_stale_temps) const
       std::string path = folder + "/" + std::string(name);
       struct stat st;
       if (name.size() < 32 || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (name.find(kTempMarker) != std::string_view::npos) {
-        if (remove_stale_temps && StaleTemp(name, st)) ::unlink(path.c_str());
-        continue;
-      }
-      if (auto id = ChunkId::FromHex(name)) {
-        out.push_back({*id, static_cast<uint64_t>(st.st_size), MtimeNs(st)});
-      }
+      visit(name, path, st);
     }
     ::closedir(d);
   }
+  return Status::OK();
+}
+
+Result<std::vector<StoredChunk>> ChunkStore::Scan(bool remove_stale_temps) const {
+  std::vector<StoredChunk> out;
+  SLUICE_RETURN_IF_ERROR(
+      ForEachFile([&](std::string_view name, const std::string& path, const struct stat& st) {
+        if (name.find(kTempMarker) != std::string_view::npos) {
+          if (remove_stale_temps && StaleTemp(name, st)) ::unlink(path.c_str());
+        } else if (auto id = ChunkId::FromHex(name)) {
+          out.push_back({*id, static_cast<uint64_t>(st.st_size), MtimeNs(st)});
+        }
+      }));
+  return out;
+}
+
+Result<std::pair<uint64_t, uint64_t>> ChunkStore::Temporaries() const {
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  SLUICE_RETURN_IF_ERROR(
+      ForEachFile([&](std::string_view name, const std::string&, const struct stat& st) {
+        if (name.find(kTempMarker) == std::string_view::npos) return;
+        ++out.first;
+        out.second += static_cast<uint64_t>(st.st_size);
+      }));
   return out;
 }
 

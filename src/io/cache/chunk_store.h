@@ -5,9 +5,13 @@
 // and every method is safe to call from many threads and processes at once.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sluice/base/bytes.h"
@@ -60,10 +64,16 @@ class ChunkStore {
   // Every published chunk file. With `remove_stale_temps`, removes temporary files of
   // processes that no longer run (a crash mid-write) or older than a day.
   Result<std::vector<StoredChunk>> Scan(bool remove_stale_temps) const;
-  // The header of a chunk file, read without knowing its key (listing tools).
+  // Temporary files (chunks being written, or left by crashes): how many, and their bytes.
+  Result<std::pair<uint64_t, uint64_t>> Temporaries() const;
+  // The key stored in a chunk file's header, read without knowing it (listing tools).
   Result<std::string> KeyOf(const ChunkId& id) const;
 
  private:
+  // Calls `visit(name, path, stat)` for every regular file in the chunk folders.
+  Status ForEachFile(const std::function<void(std::string_view, const std::string&,
+                                              const struct stat&)>& visit) const;
+
   std::string dir_;
   ChunkStoreOptions options_;
 };
