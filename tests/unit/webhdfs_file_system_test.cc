@@ -7,6 +7,8 @@
 #include <future>
 #include <thread>
 
+#include "dist/map_phase.h"
+#include "sluice/dist/jobs.h"
 #include "webhdfs_test_util.h"
 
 namespace sluice::io {
@@ -116,6 +118,27 @@ TEST_F(WebHdfsFileSystemTest, FileBlockLocationsOfALocalFileIsOneBlockWithoutHos
   ASSERT_EQ(blocks->size(), 1u);
   EXPECT_EQ((*blocks)[0].length, 5u);
   EXPECT_TRUE((*blocks)[0].hosts.empty());
+}
+
+TEST_F(WebHdfsFileSystemTest, DistributedTasksPreferTheHostsHoldingTheirShards) {
+  // The dist scheduler's locality hook: a task per shard, its preferred nodes the datanodes
+  // holding most of the shard's bytes (through FileSystemFor(hdfs://...), as jobs open it).
+  WebHdfsClient client;
+  ASSERT_TRUE(client.fs->WriteAll(P("a.tfrecord"), Pattern(2 * kTestBlockSize + 7, 11)).ok());
+  ASSERT_TRUE(client.fs->WriteAll(P("b.tfrecord"), Pattern(100, 12)).ok());
+  auto tasks = dist::ShardTasks(dir_ + "/*.tfrecord");
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->size(), 2u);
+  for (const dist::TaskSpec& task : *tasks) {
+    auto blocks = client.fs->GetBlockLocations(task.input);
+    ASSERT_TRUE(blocks.ok()) << blocks.status().ToString();
+    EXPECT_FALSE(task.hosts.empty()) << task.input;
+    EXPECT_EQ(task.hosts, dist::PreferredHosts(*blocks)) << task.input;
+    for (const auto& host : task.hosts) {
+      EXPECT_TRUE(host == "dn-a" || host == "dn-b" || host == "dn-c") << host;
+    }
+  }
+  EXPECT_EQ((*tasks)[1].hosts.size(), 2u);  // one block, replication 2
 }
 
 TEST_F(WebHdfsFileSystemTest, PutIfAbsentSixteenWritersOneWinner) {
