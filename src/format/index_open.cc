@@ -1,6 +1,8 @@
 // OpenShardIndex: the index file checked against its shard, or an index built in memory.
 #include "format/index_open.h"
 
+#include <algorithm>
+
 #include "format/framing.h"
 
 namespace sluice::format {
@@ -66,7 +68,8 @@ OpenedIndex OpenShardIndex(io::FileSystem* fs, const io::RandomAccessFile& shard
   const std::string index_path = ShardIndex::IndexPathFor(shard.path());
   OpenedIndex out;
   auto index =
-      OpenIndexDirectory(fs, index_path, options.index_cache, options.index_directory_bytes);
+      OpenIndexDirectory(fs, index_path, options.index_cache, options.index_directory_bytes,
+                         std::max<uint64_t>(1, options.chunk_bytes));
   if (index.ok()) {
     out.index = std::move(*index);
     out.problem = CheckMatchesShard(shard, *out.index, index_path);
@@ -78,7 +81,7 @@ OpenedIndex OpenShardIndex(io::FileSystem* fs, const io::RandomAccessFile& shard
   }
   auto built = ShardIndex::Build(fs, shard.path(), SequentialReadOptions(options));
   if (built.ok()) {
-    out.index = NewInMemoryIndexLookup(std::move(*built));
+    out.index = NewInMemoryIndexLookup(std::move(*built), std::max<uint64_t>(1, options.chunk_bytes));
   } else {
     out.problem = built.status();
   }

@@ -6,9 +6,11 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 
+#include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/index_directory.h"
 #include "format/index_open.h"
@@ -68,6 +70,16 @@ class ShardReaderImpl final : public ShardReader {
   const std::optional<ShardDamage>& damage() const override { return damage_; }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Read(uint64_t i, std::string* out) const override;
+  const std::vector<ShardChunk>& chunks() const override { return index_->chunks(); }
+  uint32_t index_checksum() const override { return index_->checksum(); }
+  const io::RandomAccessFile& file() const override { return *file_; }
+  Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
+                     DecodedChunk* out) const override;
+  Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
+                                 const DecodedChunk& decoded) const override;
+  // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
+  bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
+                           const DecodedChunk& decoded, uint64_t* begin) const;
 
  private:
   Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
@@ -273,6 +285,73 @@ Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need,
   return Status::OK();
 }
 
+Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
+                                    DecodedChunk* out) const {
+  std::vector<IndexFrame> frames;
+  if (codec() != Codec::kNone) {
+    frames.resize(chunk.frames);
+    for (uint32_t j = 0; j < chunk.frames; ++j) {
+      SLUICE_RETURN_IF_ERROR(index_->Frame(uint64_t{chunk.first_frame} + j, &frames[j]));
+    }
+  }
+  SLUICE_RETURN_IF_ERROR(
+      DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out));
+  // Checks every record now, in index order (the index's lookups in order are cheap), so
+  // that reading one later is a lookup: the CRC work moves to the decoding thread.
+  out->record_offsets.clear();
+  if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads check instead
+  out->record_offsets.reserve(chunk.records);
+  for (uint64_t j = 0; j < chunk.records; ++j) {
+    const uint64_t i = chunk.first_record + j;
+    IndexRecord r;
+    IndexFrame f;
+    uint64_t begin = 0;
+    bool ok = Locate(i, &r, &f).ok() && RecordOffsetInChunk(r, f, chunk, *out, &begin) &&
+              CheckRecord(i, r, f, out->bytes.data() + begin).ok();
+    out->record_offsets.push_back(ok ? static_cast<uint32_t>(begin) : kRecordFailedCheck);
+  }
+  return Status::OK();
+}
+
+bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f,
+                                          const ShardChunk& chunk, const DecodedChunk& decoded,
+                                          uint64_t* begin) const {
+  const uint64_t frame = r.frame;
+  if (frame < chunk.first_frame || frame - chunk.first_frame >= chunk.frames) return false;
+  *begin = r.offset_in_frame;
+  if (codec() == Codec::kNone) {
+    *begin += f.file_offset - chunk.file_offset;
+  } else if (frame - chunk.first_frame < decoded.frame_starts.size()) {
+    *begin += decoded.frame_starts[frame - chunk.first_frame];
+  } else {
+    return false;
+  }
+  return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
+}
+
+Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,
+                                                const DecodedChunk& decoded) const {
+  if (i < chunk.first_record || i - chunk.first_record >= chunk.records) {
+    return Internal(path() + ": record " + std::to_string(i) +
+                    " is not in the chunk at file offset " + std::to_string(chunk.file_offset));
+  }
+  const uint64_t j = i - chunk.first_record;
+  if (j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck) {
+    const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
+    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
+  }
+  IndexRecord r;
+  IndexFrame f;
+  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
+  uint64_t begin = 0;
+  if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
+    return DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
+  }
+  const char* framed = decoded.bytes.data() + begin;
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
+  return ByteView(framed + kRecordHeaderBytes, r.length);
+}
+
 // How many records `listed` (the shard's own index, which no longer matches it) had beyond
 // those `recovered` holds: known only when the two agree on every recovered record (a shard
 // cut short under its index); 0 otherwise (an index of another shard says nothing).
@@ -304,7 +383,7 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const
         ShardIndex recovered,
         ShardIndex::Recover(fs, path, &damage->lost, SequentialReadOptions(options)));
     damage->records_lost = RecordsLost(opened.index.get(), recovered);
-    opened.index = NewInMemoryIndexLookup(std::move(recovered));
+    opened.index = NewInMemoryIndexLookup(std::move(recovered), std::max<uint64_t>(1, options.chunk_bytes));
   }
   return std::unique_ptr<ShardReader>(std::make_unique<ShardReaderImpl>(
       std::move(file), std::move(opened.index), options, std::move(damage)));

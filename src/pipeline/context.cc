@@ -76,6 +76,10 @@ StageStats StageCounters::Snapshot() const {
   s.consumer_share = all ? static_cast<double>(helped_chunks.load()) / static_cast<double>(all) : 0;
   s.skipped = skipped.load();
   s.quarantined = quarantined.load();
+  s.chunk_decodes = chunk_decodes.load();
+  s.chunk_fetched_bytes = chunk_fetched_bytes.load();
+  s.chunk_loads_on_demand = chunk_loads_on_demand.load();
+  s.chunk_evictions = chunk_evictions.load();
   return s;
 }
 

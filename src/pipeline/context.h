@@ -83,6 +83,11 @@ struct StageCounters {
   std::atomic<uint64_t> tasks{0};          // pool tasks submitted
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> quarantined{0};
+  // Read stage in chunks mode (chunk_cache.h).
+  std::atomic<uint64_t> chunk_decodes{0};
+  std::atomic<uint64_t> chunk_fetched_bytes{0};
+  std::atomic<uint64_t> chunk_loads_on_demand{0};  // loaded by a reader, not ahead
+  std::atomic<uint64_t> chunk_evictions{0};
   // The value autotune last set for this stage's knob (0: never). Counters outlive repeat's
   // per-epoch rebuilds of the stage, so the next epoch's runner starts where this one was
   // tuned instead of ramping up from the start value again.

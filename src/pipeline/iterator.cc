@@ -4,6 +4,7 @@
 #include "sluice/pipeline/iterator.h"
 
 #include "autotune.h"
+#include "cache_hooks.h"
 #include "nodes.h"
 #include "sluice/pipeline/wait_check.h"
 
@@ -46,6 +47,8 @@ class Iterator::Impl {
   uint64_t start_ns_ = 0;
   uint64_t wait_ns_ = 0;
   uint64_t elements_ = 0;
+  io::cache::Cache* cache_ = nullptr;  // the source's node-local cache, if any
+  io::cache::CacheStats cache_start_;  // its figures when this iterator began
 };
 
 Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
@@ -59,6 +62,8 @@ Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
       budget_(std::make_unique<MemoryBudget>(options_.memory_budget_bytes)) {
   io::FileSystem* fs = options_.quarantine_fs ? options_.quarantine_fs : io::LocalFileSystem();
   quarantine_ = std::make_unique<QuarantineSink>(fs, options_.quarantine_path);
+  cache_ = SourceCache(root_.get());
+  if (cache_ != nullptr) cache_start_ = cache_->stats();
 }
 
 Status Iterator::Impl::BuildRun(uint64_t epoch) {
@@ -165,6 +170,7 @@ PipelineStats Iterator::Impl::Stats() const {
   s.autotune_steps = autotuner_ ? autotuner_->steps() : 0;
   s.buffer_allocations = buffers_->allocations();
   s.stages = ctx_->SnapshotStages();
+  if (cache_ != nullptr) s.cache = cache_->stats().Since(cache_start_);
   return s;
 }
 

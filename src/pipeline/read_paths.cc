@@ -1,6 +1,7 @@
 // Dataset::Read: resolves the user's paths (shard files, dataset directories, globs) with
 // format::ResolveShards, tables with table::ResolveTableRead (one version's files), and opens
-// them as a ShardSource.
+// them as a ShardSource (through the node-local cache when it is on: cache_hooks.h).
+#include "cache_hooks.h"
 #include "sluice/format/manifest.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/table/table.h"
@@ -65,6 +66,7 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   format::ShardReaderOptions ro;
   ro.verify_crc = options.verify_crc;
   ro.map_uncompressed = options.map_uncompressed;
+  ro.chunk_bytes = options.chunk_bytes;
   // Unless this read raises, a damaged shard is recovered here and the policy the iterator
   // runs with decides at its start (PipelineContext::OnSourceDamage): raise fails there, with
   // the error an open would have given; skip and quarantine keep the intact records.
@@ -80,11 +82,13 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
                                                reader.num_records());
     };
   }
+  ReadOptions o = options;
+  SLUICE_ASSIGN_OR_RETURN(o.fs, CachedFileSystemFor(fs, options));
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RecordSource> source,
-                          OpenShardSource(fs, shards, ro, check));
+                          OpenShardSource(o.fs, shards, ro, check));
   for (const auto& [t, first] : tables)
     SLUICE_RETURN_IF_ERROR(CheckTableRecords(t, *source, first));
-  return FromSource(std::move(source), options);
+  return FromSource(std::move(source), o);
 }
 
 }  // namespace sluice::pipeline

@@ -14,6 +14,7 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import time
 
@@ -322,3 +323,46 @@ def test_manifest_disagreeing_with_a_shard_fails_inspect_and_read(tmp_path):
 def test_bad_fault_injection_plan_is_an_error():
     r = run("inspect", "/nowhere", env={"SLUICE_FAULT_INJECTION": "explode:any:1"}, check=1)
     assert "SLUICE_FAULT_INJECTION" in r.stderr
+
+
+def hold_lock(out, pid, host=None):
+    """Writes the lock entry a writer (pid on host) holding OUT would have written."""
+    out.mkdir(exist_ok=True)
+    (out / ".sluice-lock.1").write_text(json.dumps({
+        "run": "0123456789ab", "pid": pid, "host": host or socket.gethostname(),
+        "pid_start_ticks": 0, "started": "2026-01-01T00:00:00Z", "command": "a test"}))
+
+
+def test_second_writer_is_refused_before_writing_anything(tmp_path):
+    """OUT held by a live writer (this very process): convert (shards or token cache) and
+    clean are refused naming it, and write nothing."""
+    src = write_jsonl(tmp_path / "in.jsonl", 50)
+    out = tmp_path / "out"
+    hold_lock(out, os.getpid())
+    model = os.path.join(os.path.dirname(__file__), "..", "data", "text",
+                         "kernel_docs_unigram400.model")
+    for args in (convert_args(src, out), convert_args(src, out, "--overwrite"),
+                 ["convert", "text", src, out, "--tokenizer", model, "--token-cache"],
+                 ["clean", out]):
+        r = run(*args, check=1)
+        assert (f"{out} is being written by another writer: run 0123456789ab (a test), pid "
+                f"{os.getpid()} on host {socket.gethostname()}") in r.stderr, r.stderr
+        assert "wait for it to finish" in r.stderr
+        assert sorted(p.name for p in out.iterdir()) == [".sluice-lock.1"]
+    r = run("verify", out, check=1)
+    assert "which may still be running" in r.stderr, r.stderr
+
+
+def test_lock_of_a_dead_writer_is_taken_over(tmp_path):
+    src = write_jsonl(tmp_path / "in.jsonl", 50)
+    out = tmp_path / "out"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    hold_lock(out, gone.pid)
+    run(*convert_args(src, out), check=0)
+    assert_complete(out, list(range(50)), leftovers_allowed=False)
+    hold_lock(tmp_path / "foreign", gone.pid, host="another-host")
+    r = run(*convert_args(src, tmp_path / "foreign"), check=1)
+    assert f"sluice clean --break-lock {tmp_path / 'foreign'}" in r.stderr, r.stderr
+    run("clean", tmp_path / "foreign", "--break-lock", check=0)
+    run(*convert_args(src, tmp_path / "foreign"), check=0)

@@ -111,10 +111,11 @@ void ReadWhileTruncating(const std::string& path, uint64_t keep) {
   for (;;) {
     auto more = (*reader)->Next(&r);
     if (!more.ok()) {
-      const std::string& m = more.status().message();
+      const Status error = more.status();
+      const std::string& m = error.message();
       bool named = m.find("file shrank while reading") != std::string::npos ||
                    m.find("truncated record") != std::string::npos;
-      std::exit(more.status().code() == StatusCode::kDataLoss && named ? 0 : 5);
+      std::exit(error.code() == StatusCode::kDataLoss && named ? 0 : 5);
     }
     if (!*more) std::exit(6);  // the end, silently: the cut records went unnoticed
   }

@@ -73,6 +73,8 @@ class ShardIndex {
 // (docs/format.md, "How the reader uses the index"): a cache of fixed size, shared by the
 // readers of one pipeline. Threading: safe to share between readers used from many threads.
 class IndexBlockCache;
+struct ShardChunk;    // shard_chunks.h
+struct DecodedChunk;  // shard_chunks.h
 // Default capacity of an index block cache: 4 MiB.
 inline constexpr uint64_t kDefaultIndexCacheBytes = uint64_t{4} << 20;
 std::shared_ptr<IndexBlockCache> NewIndexBlockCache(
@@ -124,6 +126,9 @@ struct ShardReaderOptions {
   // pass): through a memory map, or (default) positional reads, which turn a file truncated
   // underneath into an error rather than SIGBUS (RecordReaderOptions::map_uncompressed).
   bool map_uncompressed = false;  // Default: false
+  // Decoded bytes a chunk of the reader's chunk table holds at most (shard_chunks.h), unless
+  // one frame is larger. Part of the chunk order's definition. Default: 1 MiB.
+  uint64_t chunk_bytes = uint64_t{1} << 20;
 };
 
 // Random access to the records of one indexed shard. The index stays on disk: the reader
@@ -152,6 +157,23 @@ class ShardReader {
   // Reads record i's payload into *out (resized), checking its CRCs. Errors name the
   // shard, record index and byte offset.
   virtual Status Read(uint64_t i, std::string* out) const = 0;
+
+  // Chunked access (shard_chunks.h; what the pipeline's decoded-chunk cache uses).
+  // The shard's chunks, cut from its index at open.
+  virtual const std::vector<ShardChunk>& chunks() const = 0;
+  // The checksum of the shard's index (index_checksum of docs/order.md's snapshot identity).
+  virtual uint32_t index_checksum() const = 0;
+  // The shard file: a chunk's bytes are fetched with file().ReadAsync(chunk.file_offset,
+  // chunk.file_bytes, ...), so remote file systems fetch them without holding a thread.
+  virtual const io::RandomAccessFile& file() const = 0;
+  // Decodes a chunk from its fetched bytes (exactly [file_offset, file_offset + file_bytes)
+  // of the shard). Errors name the shard and the frame's file offset.
+  virtual Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
+                             DecodedChunk* out) const = 0;
+  // Record i's payload, its CRCs checked, as a view into decoded.bytes: `chunk` is the
+  // chunk that holds record i and `decoded` its DecodeChunk output.
+  virtual Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
+                                         const DecodedChunk& decoded) const = 0;
 };
 
 }  // namespace sluice::format

@@ -13,6 +13,7 @@
 
 #include "sluice/base/bytes.h"
 #include "sluice/base/status.h"
+#include "sluice/io/read_ranges.h"
 
 namespace sluice {
 class ThreadPool;
@@ -48,6 +49,9 @@ ThreadPool* IoExecutor();
 
 // Receives the result of an asynchronous read: the bytes (owned), or an error.
 using ReadCallback = std::function<void(Result<std::string>)>;
+// Receives the bytes of each range of a ReadRangesAsync call in the order asked, or the
+// first error.
+using RangesCallback = std::function<void(Result<std::vector<std::string>>)>;
 
 // A read-only view of a whole file that stays valid while this object lives. What
 // RandomAccessFile::Map() returns; readers that want zero-copy random access over a file
@@ -97,6 +101,11 @@ class RandomAccessFile {
   // with requests in flight that hold no thread.
   virtual void ReadAsync(uint64_t offset, size_t n, ReadCallback done,
                          const IoContext& context = {}) const;
+  // Many ranges in one call (a reader's upcoming chunks), with ReadAsync's contract for each
+  // (clipped at the end of the file; `done` once, never inside this call). Default: one
+  // ReadAsync per range; S3 merges nearby ranges into fewer requests (CoalesceRanges).
+  virtual void ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback done,
+                               const IoContext& context = {}) const;
 };
 
 // A file being written sequentially.
@@ -172,9 +181,10 @@ FileSystem* LocalFileSystem();
 // A fresh in-memory file system, for tests.
 std::unique_ptr<FileSystem> NewMemoryFileSystem();
 
-// Picks the file system for a path or URI: "/x", "x", "file:///x" are local. Other schemes
-// (s3://, hdfs://) are Unimplemented until their issues land. On success `*local_path`
-// receives the path to hand to the returned file system.
+// Picks the file system for a path or URI: "/x", "x", "file:///x" are local; "s3://bucket/key"
+// is S3 (S3FileSystemFromEnvironment; its paths are the whole URIs). Other schemes are
+// Unimplemented until their issues land. On success `*local_path` receives the path to hand
+// to the returned file system.
 Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path);
 
 // Path helpers ('/' separated).

@@ -1,6 +1,7 @@
 // Cache figures, the default directory and size, and the process-wide cache registry.
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -16,12 +17,32 @@ double CacheStats::hit_rate() const {
   return reads == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(reads);
 }
 
+double CacheStats::lru_hit_rate() const {
+  return reads == 0 ? 0.0 : static_cast<double>(lru_hits) / static_cast<double>(reads);
+}
+
+CacheStats CacheStats::Since(const CacheStats& start) const {
+  CacheStats d = *this;
+  auto minus = [](uint64_t a, uint64_t b) { return a >= b ? a - b : 0; };
+  for (auto field :
+       {&CacheStats::reads, &CacheStats::hits, &CacheStats::joined, &CacheStats::misses,
+        &CacheStats::lru_hits, &CacheStats::fetches, &CacheStats::fetched_bytes,
+        &CacheStats::prefetches, &CacheStats::prefetched_bytes, &CacheStats::stored,
+        &CacheStats::evictions, &CacheStats::evicted_bytes, &CacheStats::skipped,
+        &CacheStats::damaged, &CacheStats::lock_timeouts, &CacheStats::read_errors,
+        &CacheStats::disk_timeouts}) {
+    d.*field = minus(this->*field, start.*field);
+  }
+  d.fetch_wait_seconds = std::max(0.0, fetch_wait_seconds - start.fetch_wait_seconds);
+  return d;
+}
+
 std::string CacheStats::ToString() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "cache %s: hit rate %.1f%% (LRU would have had %.1f%%), fetched %s in %llu "
                 "reads, evicted %s, waited %.2f s for fetches, %s of %s used",
-                dir.c_str(), 100 * hit_rate(), 100 * lru_hit_rate,
+                dir.c_str(), 100 * hit_rate(), 100 * lru_hit_rate(),
                 FormatByteSize(fetched_bytes).c_str(), static_cast<unsigned long long>(fetches),
                 FormatByteSize(evicted_bytes).c_str(), fetch_wait_seconds,
                 FormatByteSize(used_bytes).c_str(), FormatByteSize(capacity_bytes).c_str());
@@ -33,7 +54,7 @@ CacheStats Cache::stats() const {
   CacheStats s = stats_;
   s.capacity_bytes = capacity_;
   s.used_bytes = used_;
-  s.lru_hit_rate = ghost_->hit_rate();
+  s.lru_hits = ghost_->hits();
   s.disk_timeouts = bounded_->timeouts();
   return s;
 }

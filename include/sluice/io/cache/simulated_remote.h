@@ -13,6 +13,8 @@
 namespace sluice::io::cache {
 
 struct SimulatedRemoteOptions {
+  // The file system's name ("s3" makes it count as remote). Default: "" = the base's name.
+  std::string name;
   double latency_seconds = 0;   // first byte. Default: 0
   double jitter_seconds = 0;    // plus uniform [0, jitter) from `seed`. Default: 0
   double bytes_per_second = 0;  // per read; 0 = unlimited. Default: 0
@@ -29,7 +31,9 @@ class SimulatedRemoteFileSystem final : public FileSystem {
   // `base` must outlive this object.
   SimulatedRemoteFileSystem(FileSystem* base, SimulatedRemoteOptions options);
   ~SimulatedRemoteFileSystem() override;
-  std::string_view name() const override { return base_->name(); }
+  std::string_view name() const override {
+    return options_.name.empty() ? base_->name() : std::string_view(options_.name);
+  }
 
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override;
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
