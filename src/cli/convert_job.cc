@@ -6,6 +6,7 @@
 #include "dist/derived_job.h"
 #include "sluice/base/bytes.h"
 #include "sluice/dist/launch.h"
+#include "sluice/io/line_reader.h"
 
 namespace sluice::cli {
 
@@ -34,6 +35,46 @@ Result<std::vector<dist::InputFile>> ExpandInputs(const std::vector<std::string>
     }
   }
   return files;
+}
+
+Result<std::pair<uint64_t, uint64_t>> TaskInputRange(io::FileSystem* fs,
+                                                     const dist::FileRange& range) {
+  SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(range.path));
+  if (range.whole) return std::pair<uint64_t, uint64_t>(0, file->size());
+  return io::LineAlignedRange(*file, range.begin, range.end);
+}
+
+Result<std::string> ReadTaskInput(const dist::FileRange& range, uint64_t* begin) {
+  SLUICE_ASSIGN_OR_RETURN(Location in, Locate(range.path));
+  if (range.whole) {
+    *begin = 0;
+    return in.fs->ReadAll(in.path);
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto file, in.fs->OpenForRead(in.path));
+  SLUICE_ASSIGN_OR_RETURN(auto lines, io::LineAlignedRange(*file, range.begin, range.end));
+  *begin = lines.first;
+  std::string data(lines.second - lines.first, '\0');
+  SLUICE_ASSIGN_OR_RETURN(ByteView got, file->Read(lines.first, data.size(), data.data()));
+  if (got.size() != data.size()) {
+    return DataLoss(range.path + ": short read at offset " + std::to_string(lines.first));
+  }
+  if (got.data() != data.data()) data.assign(got);
+  return data;
+}
+
+void AddInputsAndOut(CLI::App* cmd, std::vector<std::string>* files, std::string* out,
+                     const std::string& what) {
+  cmd->add_option("FILE", *files,
+                  what +
+                      " (several, or quoted globs such as 'corpus/*'), then OUT, the output "
+                      "directory")
+      ->required()
+      ->expected(2, CLI::detail::expected_max_vector_size);
+  cmd->parse_complete_callback([files, out] {
+    if (files->size() < 2) return;
+    *out = files->back();
+    files->pop_back();
+  });
 }
 
 void AddConvertJobFlags(CLI::App* cmd, ConvertJobFlags* f) {

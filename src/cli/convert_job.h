@@ -28,11 +28,23 @@ bool UnderJobLauncher();
 // glob's matches sorted; NotFound naming a glob that matches nothing.
 Result<std::vector<dist::InputFile>> ExpandInputs(const std::vector<std::string>& args);
 
+// The positionals "FILE... OUT" of a convert command (CLI11 cannot put a required positional
+// after a list): `files` gets the inputs, `out` the last argument.
+void AddInputsAndOut(CLI::App* command, std::vector<std::string>* files, std::string* out,
+                     const std::string& what);
+
 struct ConvertJobFlags {
   DistFlags dist;
   std::string task_size = "auto";  // Default: auto (dist::AutoTaskBytes)
 };
 void AddConvertJobFlags(CLI::App* command, ConvertJobFlags* flags);
+
+// The bytes of a file task's input: the whole file, or the lines a byte range stands for
+// (io::LineAlignedRange). `begin` is set to their offset in the file.
+Result<std::string> ReadTaskInput(const dist::FileRange& range, uint64_t* begin);
+// The same bytes as [begin, end) of the file, without reading them.
+Result<std::pair<uint64_t, uint64_t>> TaskInputRange(io::FileSystem* fs,
+                                                     const dist::FileRange& range);
 
 // The counts every convert task reports (keys of its JSON result).
 struct TaskCounts {

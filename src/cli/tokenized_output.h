@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,12 +49,24 @@ class TokenizedWriter {
                                                        const std::string& file, const Location& out,
                                                        const OutputOptions& output,
                                                        std::string text_feature);
+  // A writer into `shards` (not owned; the caller closes it: a distributed job's task
+  // writer). Finish then flushes and counts, and schema() is what was written.
+  static Result<std::unique_ptr<TokenizedWriter>> Into(const TokenizeFlags& flags,
+                                                       const std::string& file,
+                                                       format::ShardWriter* shards,
+                                                       std::string text_feature);
+  // The documents added next come from `file` (errors name it): of several input files.
+  Status StartFile(std::string file);
+  std::map<std::string, format::FeatureSchema> schema() const { return schema_.schema(); }
   // Queues a document; full batches are encoded and written.
   Status Add(PendingDocument doc);
   // Writes what is queued, closes the output and fills the summary's counts.
   Status Finish(const std::string& source, ConvertSummary* summary);
 
  private:
+  static Result<std::unique_ptr<TokenizedWriter>> Make(const TokenizeFlags& flags,
+                                                       const std::string& file,
+                                                       std::string text_feature);
   Status Flush();
   Status Write(const PendingDocument& doc, std::span<const int32_t> ids);
 
@@ -63,7 +76,8 @@ class TokenizedWriter {
   text::EncodeDocumentsOptions encode_;
   text::LengthLimit limit_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
-  std::unique_ptr<format::ShardWriter> shards_;     // or
+  format::ShardWriter* shards_ = nullptr;  // owned_shards_ or the caller's; or
+  std::unique_ptr<format::ShardWriter> owned_shards_;
   std::unique_ptr<format::WriterLock> cache_lock_;  // held while cache_ writes (outlives it)
   std::unique_ptr<text::TokenCacheWriter> cache_;
   format::SchemaInference schema_;
