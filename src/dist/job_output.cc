@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "dist/wire.h"
@@ -13,7 +14,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kJobFile = "job.json";      // written last: the record's commit point
+constexpr const char* kJobFile = "job.json";     // written last: the record's commit point
 constexpr const char* kTasksFile = "tasks.bin";  // the task list, as planned by the first run
 
 std::string Hex(std::string_view bytes) {
@@ -98,7 +99,9 @@ void RemoveTree(io::FileSystem* fs, const std::string& dir) {
       }
     }
   }
-  (void)fs->Delete(dir);
+  // Object stores have no directories; a local one is removed empty (Delete unlinks files).
+  std::error_code ignored;
+  if (fs->name() == "local") std::filesystem::remove(dir, ignored);
 }
 
 }  // namespace
@@ -106,8 +109,10 @@ void RemoveTree(io::FileSystem* fs, const std::string& dir) {
 std::string TaskOutput::Encode() const {
   Json shards_json = Json::array();
   for (const auto& s : shards) {
-    shards_json.push_back(
-        {{"path", s.path}, {"records", s.records}, {"file_bytes", s.file_bytes}, {"index", s.index}});
+    shards_json.push_back({{"path", s.path},
+                           {"records", s.records},
+                           {"file_bytes", s.file_bytes},
+                           {"index", s.index}});
   }
   return Json{{"shards", shards_json}, {"result", Hex(result)}}.dump();
 }
