@@ -478,6 +478,12 @@ class JsonlJob final : public dist::TaskConverter {
  public:
   explicit JsonlJob(const JsonlOptions& opts) : opts_(opts) {}
 
+  Status Start() override {  // the model, once per rank
+    if (opts_.tokenize.tokenizer.empty()) return Status::OK();
+    SLUICE_ASSIGN_OR_RETURN(tokenizer_, TokenizedWriter::LoadTokenizer(opts_.tokenize));
+    return Status::OK();
+  }
+
   Result<std::string> Convert(const dist::TaskSpec& task, const std::string& hint,
                               format::ShardWriter* out, const io::CancelToken&) override {
     SLUICE_ASSIGN_OR_RETURN(dist::FileRange range, dist::FileRange::Decode(task.input));
@@ -496,8 +502,8 @@ class JsonlJob final : public dist::TaskConverter {
       SLUICE_RETURN_IF_ERROR(ConvertLines(opts_, range.path, &converter, lines.get(), &sink, &c));
       schema = sink.schema();
     } else {
-      SLUICE_ASSIGN_OR_RETURN(
-          auto writer, TokenizedWriter::Into(opts_.tokenize, range.path, out, opts_.text_field));
+      SLUICE_ASSIGN_OR_RETURN(auto writer, TokenizedWriter::Into(opts_.tokenize, range.path, out,
+                                                                 opts_.text_field, tokenizer_));
       TokenizedSink sink(writer.get());
       SLUICE_RETURN_IF_ERROR(ConvertLines(opts_, range.path, &converter, lines.get(), &sink, &c));
       c.records = 0;  // the writer counts what it wrote (skips and splits included)
@@ -568,6 +574,7 @@ class JsonlJob final : public dist::TaskConverter {
 
  private:
   const JsonlOptions& opts_;
+  std::shared_ptr<const text::Tokenizer> tokenizer_;
 };
 
 int RunJsonlJob(const JsonlOptions& opts, const std::vector<dist::InputFile>& files) {

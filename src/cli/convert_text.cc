@@ -44,13 +44,18 @@ class TextJob final : public dist::TaskConverter {
  public:
   explicit TextJob(const TextOptions& opts) : opts_(opts) {}
 
+  Status Start() override {  // the model, once per rank
+    SLUICE_ASSIGN_OR_RETURN(tokenizer_, TokenizedWriter::LoadTokenizer(opts_.tokenize));
+    return Status::OK();
+  }
+
   Result<std::string> Convert(const dist::TaskSpec& task, const std::string&,
                               format::ShardWriter* out, const io::CancelToken&) override {
     SLUICE_ASSIGN_OR_RETURN(dist::FileRange range, dist::FileRange::Decode(task.input));
     uint64_t begin = 0;
     SLUICE_ASSIGN_OR_RETURN(std::string data, ReadTaskInput(range, &begin));
-    SLUICE_ASSIGN_OR_RETURN(auto writer,
-                            TokenizedWriter::Into(opts_.tokenize, range.path, out, "text"));
+    SLUICE_ASSIGN_OR_RETURN(
+        auto writer, TokenizedWriter::Into(opts_.tokenize, range.path, out, "text", tokenizer_));
     SLUICE_RETURN_IF_ERROR(AddDocuments(opts_, data, begin, writer.get()));
     ConvertSummary c;
     SLUICE_RETURN_IF_ERROR(writer->Finish(opts_.source(), &c));
@@ -78,6 +83,7 @@ class TextJob final : public dist::TaskConverter {
 
  private:
   const TextOptions& opts_;
+  std::shared_ptr<const text::Tokenizer> tokenizer_;
 };
 
 int RunTextJob(const TextOptions& opts, const std::vector<dist::InputFile>& files) {

@@ -23,9 +23,17 @@ void AddTokenizeFlags(CLI::App* cmd, TokenizeFlags* f) {
       ->capture_default_str();
 }
 
-Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Make(const TokenizeFlags& flags,
-                                                               const std::string& file,
-                                                               std::string text_feature) {
+Result<std::shared_ptr<const text::Tokenizer>> TokenizedWriter::LoadTokenizer(
+    const TokenizeFlags& flags) {
+  SLUICE_ASSIGN_OR_RETURN(Location model, Locate(flags.tokenizer));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
+                          text::Tokenizer::Open(model.fs, model.path));
+  return std::shared_ptr<const text::Tokenizer>(std::move(tokenizer));
+}
+
+Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Make(
+    const TokenizeFlags& flags, const std::string& file, std::string text_feature,
+    std::shared_ptr<const text::Tokenizer> tokenizer) {
   auto w = std::make_unique<TokenizedWriter>();
   w->flags_ = flags;
   w->file_ = file;
@@ -37,20 +45,20 @@ Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Make(const TokenizeFla
   w->limit_.policy = flags.long_policy == "raise"   ? text::LongDocumentPolicy::kError
                      : flags.long_policy == "split" ? text::LongDocumentPolicy::kSplit
                                                     : text::LongDocumentPolicy::kTruncate;
-  Result<Location> model = Locate(flags.tokenizer);
-  SLUICE_RETURN_IF_ERROR(model.status());
-  SLUICE_ASSIGN_OR_RETURN(w->tokenizer_, text::Tokenizer::Open(model->fs, model->path));
+  if (tokenizer == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(tokenizer, LoadTokenizer(flags));
+  }
+  w->tokenizer_ = std::move(tokenizer);
   return w;
 }
 
-Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Into(const TokenizeFlags& flags,
-                                                               const std::string& file,
-                                                               format::ShardWriter* shards,
-                                                               std::string text_feature) {
+Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Into(
+    const TokenizeFlags& flags, const std::string& file, format::ShardWriter* shards,
+    std::string text_feature, std::shared_ptr<const text::Tokenizer> tokenizer) {
   if (flags.token_cache) {
     return InvalidArgument("--token-cache is written by one process: run it without mpirun/srun");
   }
-  SLUICE_ASSIGN_OR_RETURN(auto w, Make(flags, file, std::move(text_feature)));
+  SLUICE_ASSIGN_OR_RETURN(auto w, Make(flags, file, std::move(text_feature), std::move(tokenizer)));
   w->shards_ = shards;
   return w;
 }
@@ -60,7 +68,7 @@ Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Open(const TokenizeFla
                                                                const Location& out,
                                                                const OutputOptions& output,
                                                                std::string text_feature) {
-  SLUICE_ASSIGN_OR_RETURN(auto w, Make(flags, file, std::move(text_feature)));
+  SLUICE_ASSIGN_OR_RETURN(auto w, Make(flags, file, std::move(text_feature), nullptr));
   w->out_path_ = out.path;
   if (flags.token_cache) {
     SLUICE_RETURN_IF_ERROR(out.fs->CreateDirs(out.path));

@@ -50,11 +50,12 @@ class TokenizedWriter {
                                                        const OutputOptions& output,
                                                        std::string text_feature);
   // A writer into `shards` (not owned; the caller closes it: a distributed job's task
-  // writer). Finish then flushes and counts, and schema() is what was written.
-  static Result<std::unique_ptr<TokenizedWriter>> Into(const TokenizeFlags& flags,
-                                                       const std::string& file,
-                                                       format::ShardWriter* shards,
-                                                       std::string text_feature);
+  // writer) with `tokenizer` (LoadTokenizer, once per process). Finish then flushes and
+  // counts, and schema() is what was written.
+  static Result<std::unique_ptr<TokenizedWriter>> Into(
+      const TokenizeFlags& flags, const std::string& file, format::ShardWriter* shards,
+      std::string text_feature, std::shared_ptr<const text::Tokenizer> tokenizer);
+  static Result<std::shared_ptr<const text::Tokenizer>> LoadTokenizer(const TokenizeFlags& flags);
   // The documents added next come from `file` (errors name it): of several input files.
   Status StartFile(std::string file);
   std::map<std::string, format::FeatureSchema> schema() const { return schema_.schema(); }
@@ -64,9 +65,10 @@ class TokenizedWriter {
   Status Finish(const std::string& source, ConvertSummary* summary);
 
  private:
-  static Result<std::unique_ptr<TokenizedWriter>> Make(const TokenizeFlags& flags,
-                                                       const std::string& file,
-                                                       std::string text_feature);
+  // `tokenizer` null: loaded from flags.tokenizer.
+  static Result<std::unique_ptr<TokenizedWriter>> Make(
+      const TokenizeFlags& flags, const std::string& file, std::string text_feature,
+      std::shared_ptr<const text::Tokenizer> tokenizer);
   Status Flush();
   Status Write(const PendingDocument& doc, std::span<const int32_t> ids);
 
@@ -75,7 +77,7 @@ class TokenizedWriter {
   std::string file_, text_feature_, out_path_;
   text::EncodeDocumentsOptions encode_;
   text::LengthLimit limit_;
-  std::unique_ptr<text::Tokenizer> tokenizer_;
+  std::shared_ptr<const text::Tokenizer> tokenizer_;
   format::ShardWriter* shards_ = nullptr;  // owned_shards_ or the caller's; or
   std::unique_ptr<format::ShardWriter> owned_shards_;
   std::unique_ptr<format::WriterLock> cache_lock_;  // held while cache_ writes (outlives it)
