@@ -103,8 +103,9 @@ std::string SchemaToJson(const std::map<std::string, format::FeatureSchema>& sch
   return j.dump();
 }
 
-Result<std::map<std::string, format::FeatureSchema>> SchemaFromJson(const std::string& json) {
-  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+namespace {
+
+Result<std::map<std::string, format::FeatureSchema>> SchemaFromJson(const Json& j) {
   if (!j.is_object()) return DataLoss("malformed schema in a task result");
   std::map<std::string, format::FeatureSchema> schema;
   for (const auto& [name, f] : j.items()) {
@@ -114,6 +115,8 @@ Result<std::map<std::string, format::FeatureSchema>> SchemaFromJson(const std::s
   }
   return schema;
 }
+
+}  // namespace
 
 std::map<std::string, format::FeatureSchema> MergeSchemas(
     const std::vector<std::pair<uint64_t, std::map<std::string, format::FeatureSchema>>>& parts) {
@@ -137,6 +140,21 @@ std::map<std::string, format::FeatureSchema> MergeSchemas(
     if (holding[name] != records) f.values_per_record = -1;
   }
   return merged;
+}
+
+Result<std::map<std::string, format::FeatureSchema>> SchemaOfResults(
+    const std::vector<std::string>& results) {
+  std::vector<std::pair<uint64_t, std::map<std::string, format::FeatureSchema>>> parts;
+  for (size_t t = 0; t < results.size(); ++t) {
+    Json r = Json::parse(results[t], nullptr, /*allow_exceptions=*/false);
+    if (!r.is_object() || !r["schema"].is_string()) {
+      return DataLoss("malformed result of task " + std::to_string(t));
+    }
+    Json schema = Json::parse(r["schema"].get<std::string>(), nullptr, false);
+    SLUICE_ASSIGN_OR_RETURN(auto features, SchemaFromJson(schema));
+    parts.emplace_back(TaskCounts::Of(results[t]).records, std::move(features));
+  }
+  return MergeSchemas(parts);
 }
 
 Result<uint64_t> TaskBytesFor(const ConvertJobFlags& flags, uint64_t total, int ranks) {

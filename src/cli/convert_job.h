@@ -52,12 +52,15 @@ struct TaskCounts {
   static TaskCounts Of(const std::string& result);  // zeros for a result that is not JSON
 };
 
-// A schema as JSON, and the schema of consecutive parts' records (each part's record count
-// and schema, as format::SchemaInference gives them) as one inference over all of them gives.
+// A task's schema (format::SchemaInference::schema()) as JSON, for its result's "schema".
 std::string SchemaToJson(const std::map<std::string, format::FeatureSchema>& schema);
-Result<std::map<std::string, format::FeatureSchema>> SchemaFromJson(const std::string& json);
+// The schema of consecutive parts' records (each part's record count and schema) as one
+// inference over all of them gives.
 std::map<std::string, format::FeatureSchema> MergeSchemas(
     const std::vector<std::pair<uint64_t, std::map<std::string, format::FeatureSchema>>>& parts);
+// The dataset's schema from the tasks' results (their "records" and "schema"), in task order.
+Result<std::map<std::string, format::FeatureSchema>> SchemaOfResults(
+    const std::vector<std::string>& results);
 
 struct ConvertJobSpec {
   std::string command;  // "sluice convert jsonl": names the writer in OUT's lock

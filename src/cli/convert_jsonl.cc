@@ -547,19 +547,15 @@ class JsonlJob final : public dist::TaskConverter {
 
   Status Finish(const std::vector<std::string>& results, dist::JobOutput*,
                 format::Manifest* manifest) override {
-    std::vector<std::pair<uint64_t, std::map<std::string, format::FeatureSchema>>> parts;
+    SLUICE_ASSIGN_OR_RETURN(manifest->features, SchemaOfResults(results));
+    uint64_t records = 0;
     for (const std::string& result : results) {
+      records += TaskCounts::Of(result).records;
       Json r = Json::parse(result, nullptr, false);
-      if (!r.is_object() || !r["schema"].is_string()) return DataLoss("malformed task result");
-      SLUICE_ASSIGN_OR_RETURN(auto schema, SchemaFromJson(r["schema"].get<std::string>()));
-      parts.emplace_back(TaskCounts::Of(result).records, std::move(schema));
-      if (r["notes"].is_array()) {
+      if (r.is_object() && r["notes"].is_array()) {
         for (const Json& note : r["notes"]) notes.push_back(note.get<std::string>());
       }
     }
-    manifest->features = MergeSchemas(parts);
-    uint64_t records = 0;
-    for (const auto& part : parts) records += part.first;
     if (records == 0) return DataLoss("no line could be converted");
     manifest->metadata = {{"source", "jsonl"}};
     if (opts_.tokenize.tokenizer.empty()) {
@@ -579,10 +575,7 @@ class JsonlJob final : public dist::TaskConverter {
 
 int RunJsonlJob(const JsonlOptions& opts, const std::vector<dist::InputFile>& files) {
   JsonlJob job(opts);
-  const TokenizeFlags& t = opts.tokenize;
-  std::string options =
-      Json({opts.text_field, t.tokenizer, t.keep_text, t.on_error, t.max_tokens, t.long_policy})
-          .dump();
+  std::string options = opts.text_field + " " + TokenizeIdentity(opts.tokenize);
   ConvertJobSpec spec{"sluice convert jsonl", opts.out, opts.output, opts.job, options};
   return RunConvertCommand(spec, files, FileTaskPlan(opts.job, files, /*splittable=*/true), &job,
                            &job.notes);

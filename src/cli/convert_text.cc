@@ -68,14 +68,7 @@ class TextJob final : public dist::TaskConverter {
 
   Status Finish(const std::vector<std::string>& results, dist::JobOutput*,
                 format::Manifest* manifest) override {
-    std::vector<std::pair<uint64_t, std::map<std::string, format::FeatureSchema>>> parts;
-    for (const std::string& r : results) {
-      auto j = nlohmann::json::parse(r, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object() || !j["schema"].is_string()) return DataLoss("malformed task result");
-      SLUICE_ASSIGN_OR_RETURN(auto schema, SchemaFromJson(j["schema"].get<std::string>()));
-      parts.emplace_back(TaskCounts::Of(r).records, std::move(schema));
-    }
-    manifest->features = MergeSchemas(parts);
+    SLUICE_ASSIGN_OR_RETURN(manifest->features, SchemaOfResults(results));
     if (manifest->features.empty()) return DataLoss("no document could be converted");
     manifest->metadata = {{"source", opts_.source()}, {"tokenizer", opts_.tokenize.tokenizer}};
     return Status::OK();
@@ -88,10 +81,8 @@ class TextJob final : public dist::TaskConverter {
 
 int RunTextJob(const TextOptions& opts, const std::vector<dist::InputFile>& files) {
   TextJob job(opts);
-  const TokenizeFlags& t = opts.tokenize;
-  std::string options = nlohmann::json({opts.paragraphs, t.tokenizer, t.keep_text, t.on_error,
-                                        t.max_tokens, t.long_policy})
-                            .dump();
+  std::string options =
+      (opts.paragraphs ? "paragraphs " : "lines ") + TokenizeIdentity(opts.tokenize);
   ConvertJobSpec spec{"sluice convert text", opts.out, opts.output, opts.job, options};
   return RunConvertCommand(spec, files, FileTaskPlan(opts.job, files, !opts.paragraphs), &job);
 }

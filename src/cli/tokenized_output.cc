@@ -23,6 +23,11 @@ void AddTokenizeFlags(CLI::App* cmd, TokenizeFlags* f) {
       ->capture_default_str();
 }
 
+std::string TokenizeIdentity(const TokenizeFlags& f) {
+  return f.tokenizer + (f.keep_text ? " keep-text" : "") + " on-error=" + f.on_error +
+         " max-tokens=" + std::to_string(f.max_tokens) + " long=" + f.long_policy;
+}
+
 Result<std::shared_ptr<const text::Tokenizer>> TokenizedWriter::LoadTokenizer(
     const TokenizeFlags& flags) {
   SLUICE_ASSIGN_OR_RETURN(Location model, Locate(flags.tokenizer));

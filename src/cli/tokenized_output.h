@@ -32,6 +32,8 @@ struct TokenizeFlags {
   size_t threads = 0;                    // --threads. Default: 0, all cores
 };
 void AddTokenizeFlags(CLI::App* command, TokenizeFlags* flags);
+// The flags that change what is written, as text: part of a distributed job's identity.
+std::string TokenizeIdentity(const TokenizeFlags& flags);
 
 // A document waiting to be tokenized, with the other features of its Example.
 struct PendingDocument {
