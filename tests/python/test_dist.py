@@ -243,6 +243,20 @@ def test_convert_images_under_mpirun_equals_one_process(image_folder, tmp_path):
     assert (tmp_path / "four" / meta["classes_file"]).read_text() == "cat\ndog\nzebra\n"
 
 
+def test_a_glob_matching_nothing_is_an_error_naming_it(tmp_path):
+    r = run([SLUICE, "convert", "jsonl", tmp_path / "none*.jsonl", tmp_path / "out"], check=1)
+    assert "none*.jsonl: no file matches" in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+
+
+def test_a_token_cache_under_mpirun_is_refused_and_leaves_no_dataset(text_files, tmp_path):
+    r = run(MPIRUN + convert_text(text_files, tmp_path / "out") + ["--token-cache"], check=None)
+    assert r.returncode != 0
+    assert "--token-cache is written by one process" in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+    assert not (tmp_path / "out" / ".sluice-job").exists()
+
+
 def ranks_of(p):
     for _ in range(300):  # the ranks, children of mpirun
         kids = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "sluice"], capture_output=True,
