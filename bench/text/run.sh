@@ -6,7 +6,9 @@
 #  4. runs build/bin/text_bench: sluice tokenization (1 and 2 threads) against those numbers,
 #     padding waste (naive, dynamic, bucketing, packing) and token cache read speed;
 #  5. runs build/bin/text_pipeline_bench: the same through pipelines (tokenize stage rate,
-#     waste of padded_batch / bucket_by_length / pack output over the token cache).
+#     waste of padded_batch / bucket_by_length / pack output over the token cache);
+#  6. runs bench/text/python_encode.py: sluice's encode from Python (list of arrays and
+#     ragged (values, offsets)) against python3-sentencepiece in the same process.
 # Usage: bench/text/run.sh [BUILD_DIR]     (default: build; needs target text_bench)
 set -euo pipefail
 
@@ -43,5 +45,9 @@ echo "== sluice" >&2
 echo "== sluice pipelines (tokenize stage; padded_batch / bucket_by_length / pack output)" >&2
 "$BUILD/bin/text_pipeline_bench" "$WORK/corpus.txt" "$WORK/kernel_docs_8k.model" "$WORK" \
   "$WORK/python.json"
+
+echo "== Python: sluice.text.SentencePiece.encode vs python3-sentencepiece" >&2
+SLUICE_BUILD="$BUILD" "$PY" "$ROOT/bench/text/python_encode.py" "$WORK/kernel_docs_8k.model" \
+  "$WORK/corpus.txt"
 echo
 echo "Reproduce: bench/text/run.sh $BUILD   (machine: $(nproc) cores, $(uname -m))"

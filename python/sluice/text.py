@@ -11,7 +11,7 @@ token cache (docs/text-format.md) as a dataset of {"tokens": int32[n]} elements.
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Sequence, Union
+from typing import Iterable, List, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -30,11 +30,21 @@ class SentencePiece:
         self._cpp = _sluice._SentencePiece(self.path, add_bos, add_eos)
 
     def encode(self, texts: Union[str, bytes, Iterable[Union[str, bytes]]],
-               threads: int = 0) -> Union[np.ndarray, List[np.ndarray]]:
+               threads: int = 0, ragged: bool = False
+               ) -> Union[np.ndarray, List[np.ndarray], Tuple[np.ndarray, np.ndarray]]:
         """Ids of each text as an int32 array, encoded by `threads` C++ threads without the
-        GIL (0: one per core). A single str/bytes gives one array."""
+        GIL (0: one per core). A single str/bytes gives one array.
+
+        ragged=True returns `(values, offsets)` instead of a list: all ids in one int32
+        array and int64 offsets with one entry more than texts, text i's ids being
+        `values[offsets[i]:offsets[i+1]]` (the layout of byte-string batches). It skips
+        building one array object per text, which is most of the cost for short lines."""
         if isinstance(texts, (str, bytes)):
+            if ragged:
+                return self._cpp.encode_ragged([texts], threads)
             return self._cpp.encode([texts], threads)[0]
+        if ragged:
+            return self._cpp.encode_ragged(texts, threads)
         return self._cpp.encode(texts, threads)
 
     def decode(self, ids: Sequence[int]) -> str:

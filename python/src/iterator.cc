@@ -45,6 +45,38 @@ py::dict StageStatsToDict(const pipeline::StageStats& s) {
   d["consumer_share"] = s.consumer_share;
   d["skipped"] = s.skipped;
   d["quarantined"] = s.quarantined;
+  d["chunk_decodes"] = s.chunk_decodes;
+  d["chunk_fetched_bytes"] = s.chunk_fetched_bytes;
+  d["chunk_loads_on_demand"] = s.chunk_loads_on_demand;
+  d["chunk_evictions"] = s.chunk_evictions;
+  return d;
+}
+
+py::dict CacheStatsToDict(const io::cache::CacheStats& c) {
+  py::dict d;
+  d["dir"] = c.dir;
+  d["policy"] = c.policy;
+  d["capacity_bytes"] = c.capacity_bytes;
+  d["used_bytes"] = c.used_bytes;
+  d["reads"] = c.reads;
+  d["hits"] = c.hits;
+  d["joined"] = c.joined;
+  d["misses"] = c.misses;
+  d["hit_rate"] = c.hit_rate();
+  d["lru_hit_rate"] = c.lru_hit_rate();
+  d["fetches"] = c.fetches;
+  d["fetched_bytes"] = c.fetched_bytes;
+  d["prefetches"] = c.prefetches;
+  d["prefetched_bytes"] = c.prefetched_bytes;
+  d["stored"] = c.stored;
+  d["evictions"] = c.evictions;
+  d["evicted_bytes"] = c.evicted_bytes;
+  d["skipped"] = c.skipped;
+  d["damaged"] = c.damaged;
+  d["lock_timeouts"] = c.lock_timeouts;
+  d["read_errors"] = c.read_errors;
+  d["disk_timeouts"] = c.disk_timeouts;
+  d["fetch_wait_seconds"] = c.fetch_wait_seconds;
   return d;
 }
 
@@ -206,6 +238,7 @@ py::dict PyIterator::Stats() {
   py::list stages;
   for (const pipeline::StageStats& st : s.stages) stages.append(StageStatsToDict(st));
   d["stages"] = stages;
+  d["cache"] = s.cache ? py::object(CacheStatsToDict(*s.cache)) : py::none();
   return d;
 }
 

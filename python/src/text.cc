@@ -34,32 +34,72 @@ PySentencePiece LoadModel(const std::string& path, bool add_bos, bool add_eos) {
   return PySentencePiece{std::shared_ptr<const Tokenizer>(ValueOrThrow(std::move(t)))};
 }
 
-// str -> its UTF-8; bytes as they are (may hold invalid UTF-8, which encodes as U+FFFD).
-std::string TextOf(const py::handle& item) {
-  if (py::isinstance<py::bytes>(item)) return item.cast<std::string>();
-  if (py::isinstance<py::str>(item)) return item.cast<std::string>();
+// The UTF-8 bytes of a str (CPython caches them in the object; for ASCII text they are the
+// object's own storage) or the bytes of a bytes object (may hold invalid UTF-8, which encodes
+// as U+FFFD), viewed without a copy: valid while the object lives.
+std::string_view TextOf(const py::handle& item) {
+  if (PyUnicode_Check(item.ptr())) {
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(item.ptr(), &size);
+    if (data == nullptr) throw py::error_already_set();  // e.g. a lone surrogate
+    return std::string_view(data, static_cast<size_t>(size));
+  }
+  if (PyBytes_Check(item.ptr())) {
+    return std::string_view(PyBytes_AS_STRING(item.ptr()),
+                            static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())));
+  }
   ThrowStatus(InvalidArgument("encode: texts must be str or bytes, got " +
                               py::str(py::type::of(item)).cast<std::string>()));
 }
 
-// One int32 array per text, views into one array holding all ids.
-py::list Encode(const PySentencePiece& sp, const py::iterable& texts, size_t threads) {
-  std::vector<std::string> owned;
-  for (py::handle item : texts) owned.push_back(TextOf(item));
+// Encodes the texts with the GIL released. `keep` holds a reference to every text so that
+// the views stay valid (an iterable may be a generator yielding temporaries).
+text::RaggedIds EncodeTexts(const PySentencePiece& sp, const py::iterable& texts, size_t threads) {
+  std::vector<py::object> keep;
+  std::vector<std::string_view> views;
+  if (py::isinstance<py::list>(texts) || py::isinstance<py::tuple>(texts)) {
+    views.reserve(static_cast<size_t>(py::len(texts)));
+  }
+  for (py::handle item : texts) {
+    views.push_back(TextOf(item));
+    keep.push_back(py::reinterpret_borrow<py::object>(item));
+  }
   text::RaggedIds ids;
   Status s;
   {
     py::gil_scoped_release release;
-    std::vector<std::string_view> views(owned.begin(), owned.end());
     s = sp.tokenizer->EncodeBatch(views, threads, &ids);
   }
   ThrowIfError(s);
+  return ids;
+}
+
+// All ids in one int32 array and offsets (int64, one more than texts): text i's ids are
+// values[offsets[i]:offsets[i+1]], the layout byte-string batches already use.
+py::tuple EncodeRagged(const PySentencePiece& sp, const py::iterable& texts, size_t threads) {
+  text::RaggedIds ids = EncodeTexts(sp, texts, threads);
+  py::array_t<int32_t> values(static_cast<py::ssize_t>(ids.ids.size()));
+  if (!ids.ids.empty()) std::memcpy(values.mutable_data(), ids.ids.data(), ids.ids.size() * 4);
+  py::array_t<int64_t> offsets(static_cast<py::ssize_t>(ids.offsets.size()));
+  int64_t* o = offsets.mutable_data();
+  for (size_t i = 0; i < ids.offsets.size(); ++i) o[i] = static_cast<int64_t>(ids.offsets[i]);
+  return py::make_tuple(std::move(values), std::move(offsets));
+}
+
+// One int32 array per text, views into one array holding all ids (built directly as views
+// with a base, not by slicing through Python's indexing).
+py::list Encode(const PySentencePiece& sp, const py::iterable& texts, size_t threads) {
+  text::RaggedIds ids = EncodeTexts(sp, texts, threads);
   py::array_t<int32_t> all(static_cast<py::ssize_t>(ids.ids.size()));
   if (!ids.ids.empty()) std::memcpy(all.mutable_data(), ids.ids.data(), ids.ids.size() * 4);
-  py::list out;
+  const int32_t* base = all.data();
+  py::dtype int32 = py::dtype::of<int32_t>();
+  py::list out(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    out.append(all[py::slice(static_cast<py::ssize_t>(ids.offsets[i]),
-                             static_cast<py::ssize_t>(ids.offsets[i + 1]), 1)]);
+    const auto n = static_cast<py::ssize_t>(ids.offsets[i + 1] - ids.offsets[i]);
+    py::array view(int32, {n}, {static_cast<py::ssize_t>(sizeof(int32_t))}, base + ids.offsets[i],
+                   all);
+    PyList_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), view.release().ptr());
   }
   return out;
 }
@@ -114,6 +154,7 @@ void RegisterText(py::module_& m) {
   py::class_<PySentencePiece>(m, "_SentencePiece")
       .def(py::init(&LoadModel), arg("path"), arg("add_bos") = false, arg("add_eos") = false)
       .def("encode", &Encode, arg("texts"), arg("threads") = 0)
+      .def("encode_ragged", &EncodeRagged, arg("texts"), arg("threads") = 0)
       .def("decode",
            [](const PySentencePiece& sp, const std::vector<int32_t>& ids) {
              return ValueOrThrow(sp.tokenizer->Decode(ids));

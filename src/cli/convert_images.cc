@@ -168,7 +168,7 @@ int RunConvertImages(const ImagesOptions& opts) {
   if (!out.ok()) return ReportError(out.status());
   auto folder = ListImageFolder(in->fs, in->path);
   if (!folder.ok()) return ReportError(folder.status());
-  auto writer = OpenShardWriter(*out, opts.output);
+  auto writer = OpenShardWriter(*out, opts.output, "sluice convert images");
   if (!writer.ok()) return ReportError(writer.status());
 
   ConvertSummary summary;
@@ -176,17 +176,16 @@ int RunConvertImages(const ImagesOptions& opts) {
   if (s.ok() && summary.records == 0) s = DataLoss(opts.dir + ": every image was skipped");
   if (!s.ok()) return ReportError(s);  // the writer is destroyed unclosed: nothing stays
 
-  std::string classes_path = io::JoinPath(out->path, "classes.txt");
+  // The class list is a file of the run, published with the shards (and replaced with
+  // them by --overwrite): metadata "classes_file" names it.
+  auto classes = (*writer)->WriteSideFile("classes", ".txt", ClassesText(folder->classes));
+  if (!classes.ok()) return ReportError(classes.status());
   (*writer)->SetFeatures(ImageSchema());
   (*writer)->SetMetadata("source", "images");
-  (*writer)->SetMetadata("classes_file", "classes.txt");
+  (*writer)->SetMetadata("classes_file", *classes);
   (*writer)->SetMetadata("num_classes", std::to_string(folder->classes.size()));
-  s = out->fs->WriteAll(classes_path, ClassesText(folder->classes));
-  if (s.ok()) s = (*writer)->Close();
-  if (!s.ok()) {
-    (void)out->fs->Delete(classes_path);
-    return ReportError(s);
-  }
+  s = (*writer)->Close();
+  if (!s.ok()) return ReportError(s);
   summary.shards = (*writer)->manifest().shards.size();
   for (const auto& shard : (*writer)->manifest().shards) summary.bytes_out += shard.file_bytes;
   summary.seconds = clock.seconds();
@@ -205,7 +204,8 @@ void AddConvertImagesCommand(CLI::App* convert, int* exit_code) {
   CLI::App* cmd = convert->add_subcommand(
       "images", "Convert an ImageFolder (DIR/<class>/<image>.jpg|png) into shards");
   cmd->footer(
-      "Class folders sorted by name get labels 0..K-1 (listed in OUT/classes.txt). Each record "
+      "Class folders sorted by name get labels 0..K-1 (listed in OUT/classes-<run>.txt, named "
+      "by the manifest's metadata classes_file). Each record "
       "is a tf.train.Example with image/encoded (the file's bytes), image/format, "
       "image/class/label, image/filename, image/height, image/width. Unreadable or "
       "undecodable files are reported and skipped; the exit code is then still 0, with a "

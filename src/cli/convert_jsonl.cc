@@ -4,7 +4,9 @@
 // 0/1, arrays of numbers -> int64 or float lists, arrays of strings -> bytes lists. Nested
 // objects, null and mixed arrays are left out with a note. A feature keeps the type of its
 // first occurrence, so that every record of the dataset parses the same way: integers are
-// accepted into a float feature, anything else of another type makes the line bad.
+// accepted into a float feature when float32 holds them exactly, anything else of another
+// type, and any value the feature's type cannot store faithfully (an integer beyond int64,
+// an integer float32 would round, a float beyond float32's range), makes the line bad.
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,12 +35,18 @@ struct JsonlOptions {
   OutputOptions output;
 };
 
+// One JSON number: integers keep their exact value (a double would round those past 2^53).
+struct Number {
+  bool integer = false;
+  int64_t exact = 0;  // when integer
+  double value = 0;   // when not
+};
+
 // One JSON value as feature values, before the type check against earlier lines.
 struct FieldValues {
   FeatureType type = FeatureType::kNone;  // kNone: an empty array (no values, no type)
   std::vector<std::string> bytes;
-  std::vector<int64_t> int64s;
-  std::vector<double> numbers;  // kFloat, and int64s again as doubles for widening
+  std::vector<Number> numbers;  // kInt64 and kFloat
 };
 
 // A field left out of some records, for the summary.
@@ -46,6 +54,57 @@ struct LeftOut {
   std::string kind;  // "object", "null", "mixed array"
   uint64_t lines = 0;
   uint64_t first_line = 0;
+};
+
+// Json::parse, except that it also notes the first integer literal of a top-level field
+// that int64 cannot hold: nlohmann-json keeps such a literal as a uint64 (above 2^63 - 1) or,
+// beyond 2^64, as a double, so its exact value (or sign) would be lost without a word.
+class LineParser : public nlohmann::detail::json_sax_dom_parser<Json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<Json>;
+  explicit LineParser(Json* root) : Base(*root, /*allow_exceptions=*/true) {}
+
+  bool start_object(std::size_t n) {
+    ++depth_;
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    --depth_;
+    return Base::end_object();
+  }
+  bool key(std::string& k) {
+    if (depth_ == 1) field_ = k;
+    return Base::key(k);
+  }
+  bool number_unsigned(uint64_t v) {
+    if (v > uint64_t{INT64_MAX}) Note(std::to_string(v));
+    return Base::number_unsigned(v);
+  }
+  bool number_float(double v, const std::string& text) {
+    if (text.find_first_of(".eE") == std::string::npos) Note(text);  // an integer literal
+    return Base::number_float(v, text);
+  }
+
+  // InvalidArgument naming the field and the literal, if there was one.
+  Status TooLarge() const {
+    if (literal_.empty()) return Status::OK();
+    return InvalidArgument("field \"" + too_large_field_ + "\": integer " + literal_ +
+                           " is beyond the int64 range (-2^63 .. 2^63-1) and no feature type "
+                           "holds it exactly; write it as a string to keep it");
+  }
+
+ private:
+  void Note(const std::string& literal) {
+    if (depth_ == 1 && literal_.empty()) {
+      literal_ = literal;
+      too_large_field_ = field_;
+    }
+  }
+
+  int depth_ = 0;  // of objects; 1 inside the line's object
+  std::string field_;
+  std::string literal_;
+  std::string too_large_field_;
 };
 
 // Converts a scalar; nullopt when the JSON kind has no feature form.
@@ -57,11 +116,10 @@ std::optional<FieldValues> Scalar(const Json& v) {
   } else if (v.is_boolean() || v.is_number_integer()) {
     if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
     f.type = FeatureType::kInt64;
-    f.int64s.push_back(v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<int64_t>());
-    f.numbers.push_back(static_cast<double>(f.int64s.back()));
+    f.numbers.push_back({true, v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<int64_t>(), 0});
   } else if (v.is_number_float()) {
     f.type = FeatureType::kFloat;
-    f.numbers.push_back(v.get<double>());
+    f.numbers.push_back({false, 0, v.get<double>()});
   } else {
     return std::nullopt;
   }
@@ -80,16 +138,33 @@ std::optional<FieldValues> Values(const Json& v) {
     if (!same_family) return std::nullopt;
     if (all.type != FeatureType::kFloat) all.type = one->type;
     for (auto& b : one->bytes) all.bytes.push_back(std::move(b));
-    all.int64s.insert(all.int64s.end(), one->int64s.begin(), one->int64s.end());
     all.numbers.insert(all.numbers.end(), one->numbers.begin(), one->numbers.end());
   }
   return all;
 }
 
+// The values as float32, or why one cannot be stored faithfully (format::IntegerToFloat32).
+Result<std::vector<float>> Floats(const std::vector<Number>& numbers) {
+  std::vector<float> out;
+  out.reserve(numbers.size());
+  for (const Number& n : numbers) {
+    SLUICE_ASSIGN_OR_RETURN(
+        float f, n.integer ? format::IntegerToFloat32(n.exact) : format::NumberToFloat32(n.value));
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<int64_t> Int64s(const std::vector<Number>& numbers) {
+  std::vector<int64_t> out;
+  out.reserve(numbers.size());
+  for (const Number& n : numbers) out.push_back(n.exact);
+  return out;
+}
+
 std::string KindOf(const Json& v) {
   if (v.is_null()) return "null";
   if (v.is_object()) return "object";
-  if (v.is_number_unsigned()) return "integer beyond int64";
   return "array of mixed or nested values";
 }
 
@@ -106,8 +181,17 @@ class JsonlConverter {
   std::vector<std::string> Notes() const;
 
  private:
-  Status CheckType(const std::string& name, const FieldValues& f) const;
-  void Add(const std::string& name, const FieldValues& f, format::ExampleBuilder* example) const;
+  // A field's values in the feature type its first occurrence fixed.
+  struct Feature {
+    FeatureType type = FeatureType::kNone;
+    std::vector<std::string> bytes;
+    std::vector<int64_t> int64s;
+    std::vector<float> floats;
+  };
+  // The values as that type, or why this line cannot give them: another type, or a value
+  // the type cannot store faithfully.
+  Result<Feature> Typed(const std::string& name, FieldValues f) const;
+  void Add(const std::string& name, Feature* f, format::ExampleBuilder* example) const;
 
   const std::string text_field_;
   const bool omit_text_;
@@ -118,17 +202,19 @@ class JsonlConverter {
 Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
                                format::ExampleBuilder* example, std::string* text_out) {
   Json object;
+  LineParser parser(&object);
   try {
-    object = Json::parse(line);
+    Json::sax_parse(line, &parser);
   } catch (const Json::exception& e) {
     return InvalidArgument(std::string("invalid JSON: ") + e.what());
   }
   if (!object.is_object()) return InvalidArgument("not a JSON object");
+  SLUICE_RETURN_IF_ERROR(parser.TooLarge());
   auto text = object.find(text_field_);
   if (text == object.end()) return InvalidArgument("no \"" + text_field_ + "\" field");
   if (!text->is_string()) return InvalidArgument("\"" + text_field_ + "\" is not a string");
 
-  std::map<std::string, FieldValues> fields;
+  std::map<std::string, Feature> fields;
   std::vector<std::pair<std::string, std::string>> skipped;  // (field, kind)
   *text_out = text->get<std::string>();
   for (const auto& [name, value] : object.items()) {
@@ -139,13 +225,13 @@ Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
       continue;
     }
     if (f->type == FeatureType::kNone) continue;  // []: no values; absent reads the same
-    SLUICE_RETURN_IF_ERROR(CheckType(name, *f));
-    fields.emplace(name, std::move(*f));
+    SLUICE_ASSIGN_OR_RETURN(Feature feature, Typed(name, std::move(*f)));
+    fields.emplace(name, std::move(feature));
   }
   example->Clear();
-  for (const auto& [name, f] : fields) {
+  for (auto& [name, f] : fields) {
     types_.emplace(name, f.type);  // keeps an existing (possibly wider) type
-    Add(name, f, example);
+    Add(name, &f, example);
   }
   for (const auto& [name, kind] : skipped) {
     LeftOut& l = left_out_[name];
@@ -157,26 +243,49 @@ Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
   return Status::OK();
 }
 
-Status JsonlConverter::CheckType(const std::string& name, const FieldValues& f) const {
+Result<JsonlConverter::Feature> JsonlConverter::Typed(const std::string& name,
+                                                      FieldValues f) const {
+  Feature out;
   auto known = types_.find(name);
-  if (known == types_.end() || known->second == f.type) return Status::OK();
-  if (known->second == FeatureType::kFloat && f.type == FeatureType::kInt64) return Status::OK();
-  return InvalidArgument("field \"" + name + "\" is " + std::string(FeatureTypeName(f.type)) +
-                         " here but " + std::string(FeatureTypeName(known->second)) +
-                         " in earlier lines (write 1.0, not 1, for a float field)");
-}
-
-void JsonlConverter::Add(const std::string& name, const FieldValues& f,
-                         format::ExampleBuilder* example) const {
-  switch (types_.at(name)) {
+  out.type = known == types_.end() ? f.type : known->second;
+  const bool widens = out.type == FeatureType::kFloat && f.type == FeatureType::kInt64;
+  if (out.type != f.type && !widens) {
+    return InvalidArgument("field \"" + name + "\" is " + std::string(FeatureTypeName(f.type)) +
+                           " here but " + std::string(FeatureTypeName(out.type)) +
+                           " in earlier lines (write 1.0, not 1, for a float field)");
+  }
+  switch (out.type) {
     case FeatureType::kBytes:
-      example->AddBytes(name, f.bytes);
+      out.bytes = std::move(f.bytes);
       break;
     case FeatureType::kInt64:
-      example->AddInt64s(name, f.int64s);
+      out.int64s = Int64s(f.numbers);
+      break;
+    case FeatureType::kFloat: {
+      auto floats = Floats(f.numbers);
+      if (!floats.ok()) {
+        return InvalidArgument("field \"" + name + "\" (float): " + floats.status().message());
+      }
+      out.floats = std::move(*floats);
+      break;
+    }
+    case FeatureType::kNone:
+      break;
+  }
+  return out;
+}
+
+void JsonlConverter::Add(const std::string& name, Feature* f,
+                         format::ExampleBuilder* example) const {
+  switch (f->type) {
+    case FeatureType::kBytes:
+      example->AddBytes(name, std::move(f->bytes));
+      break;
+    case FeatureType::kInt64:
+      example->AddInt64s(name, std::move(f->int64s));
       break;
     case FeatureType::kFloat:
-      example->AddFloats(name, std::vector<float>(f.numbers.begin(), f.numbers.end()));
+      example->AddFloats(name, std::move(f->floats));
       break;
     case FeatureType::kNone:
       break;
@@ -303,7 +412,7 @@ Status ConvertTokenized(const JsonlOptions& opts, const Location& out, io::LineR
 
 Status ConvertPlain(const JsonlOptions& opts, const Location& out, io::LineReader* lines,
                     ConvertSummary* summary) {
-  SLUICE_ASSIGN_OR_RETURN(auto writer, OpenShardWriter(out, opts.output));
+  SLUICE_ASSIGN_OR_RETURN(auto writer, OpenShardWriter(out, opts.output, "sluice convert jsonl"));
   ShardSink sink(writer.get());
   SLUICE_RETURN_IF_ERROR(ConvertLines(opts, lines, &sink, summary));
   if (summary->records == 0) return DataLoss(opts.file + ": no line could be converted");

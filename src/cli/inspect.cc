@@ -32,35 +32,19 @@ struct ShardFacts {
 // The dataset behind PATH: its shards in order and, for a directory, its manifest.
 struct Dataset {
   Location where;
-  std::vector<std::string> shards;
-  std::optional<format::Manifest> manifest;
+  format::ResolvedDataset resolved;
+  const std::vector<std::string>& shards() const { return resolved.shards; }
+  const std::optional<format::Manifest>& manifest() const { return resolved.manifest; }
 };
 
 Result<Dataset> OpenDataset(const std::string& uri) {
   Dataset d;
   SLUICE_ASSIGN_OR_RETURN(d.where, Locate(uri));
-  SLUICE_ASSIGN_OR_RETURN(d.shards, format::ResolveShards(d.where.fs, d.where.path));
-  auto info = d.where.fs->Stat(d.where.path);
-  if (info.ok() && info->is_directory &&
-      d.where.fs->Exists(io::JoinPath(d.where.path, format::Manifest::kFileName))) {
-    SLUICE_ASSIGN_OR_RETURN(d.manifest, format::Manifest::Load(d.where.fs, d.where.path));
-  }
+  SLUICE_ASSIGN_OR_RETURN(d.resolved, format::ResolveDataset(d.where.fs, d.where.path));
   return d;
 }
 
-// Counts records the cheapest way available: manifest, then index, then a full read.
-Result<uint64_t> CountRecords(io::FileSystem* fs, const Dataset& d, const std::string& shard,
-                              bool indexed) {
-  if (d.manifest) {
-    for (const auto& entry : d.manifest->shards) {
-      if (io::JoinPath(d.where.path, entry.path) == shard) return entry.records;
-    }
-  }
-  if (indexed) {
-    SLUICE_ASSIGN_OR_RETURN(auto index,
-                            format::ShardIndex::Load(fs, format::ShardIndex::IndexPathFor(shard)));
-    return index.num_records();
-  }
+Result<uint64_t> CountByReading(io::FileSystem* fs, const std::string& shard) {
   SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(fs, shard));
   uint64_t n = 0;
   ByteView record;
@@ -71,17 +55,36 @@ Result<uint64_t> CountRecords(io::FileSystem* fs, const Dataset& d, const std::s
   }
 }
 
-Result<ShardFacts> DescribeShard(const Dataset& d, const std::string& shard) {
+// Shard i's facts, checked against the manifest where that is cheap (size, and the count
+// its index gives): counts come from the manifest, else the index, else a full read.
+Result<ShardFacts> DescribeShard(const Dataset& d, size_t i) {
   io::FileSystem* fs = d.where.fs;
   ShardFacts facts;
-  facts.path = shard;
-  SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(shard));
+  facts.path = d.shards()[i];
+  SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(facts.path));
   facts.file_bytes = file->size();
   char scratch[4];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof scratch, scratch));
   facts.codec = format::DetectCodec(head);
-  facts.indexed = fs->Exists(format::ShardIndex::IndexPathFor(shard));
-  SLUICE_ASSIGN_OR_RETURN(facts.records, CountRecords(fs, d, shard, facts.indexed));
+  SLUICE_RETURN_IF_ERROR(
+      format::CheckShardMatchesManifest(d.resolved, i, facts.file_bytes, std::nullopt));
+  facts.indexed = fs->Exists(format::ShardIndex::IndexPathFor(facts.path));
+  std::optional<uint64_t> indexed_records;
+  if (facts.indexed) {
+    format::ShardReaderOptions options;
+    options.build_missing_index = false;
+    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, facts.path, options));
+    indexed_records = reader->num_records();
+    SLUICE_RETURN_IF_ERROR(
+        format::CheckShardMatchesManifest(d.resolved, i, facts.file_bytes, indexed_records));
+  }
+  if (d.manifest()) {
+    facts.records = d.manifest()->shards[i].records;
+  } else if (indexed_records) {
+    facts.records = *indexed_records;
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(facts.records, CountByReading(fs, facts.path));
+  }
   return facts;
 }
 
@@ -92,7 +95,7 @@ Status ForFirstExamples(const Dataset& d, uint64_t limit,
                         const std::function<void(const format::ExampleView&)>& fn) {
   format::ExampleView example;
   uint64_t seen = 0;
-  for (const auto& shard : d.shards) {
+  for (const auto& shard : d.shards()) {
     SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(d.where.fs, shard));
     ByteView record;
     while (seen < limit) {
@@ -127,8 +130,8 @@ void PrintSchema(const std::map<std::string, format::FeatureSchema>& features,
 int PrintOverview(const Dataset& d, const InspectOptions& opts) {
   std::vector<ShardFacts> shards;
   uint64_t records = 0, bytes = 0;
-  for (const auto& path : d.shards) {
-    auto facts = DescribeShard(d, path);
+  for (size_t i = 0; i < d.shards().size(); ++i) {
+    auto facts = DescribeShard(d, i);
     if (!facts.ok()) return ReportError(facts.status());
     records += facts->records;
     bytes += facts->file_bytes;
@@ -144,8 +147,8 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
     fmt::print("  {:<{}}  {:<5}  {:>10}  {:>12}  {}\n", s.path, width, format::CodecName(s.codec),
                s.records, s.file_bytes, s.indexed ? "yes" : "no");
   }
-  if (d.manifest && !d.manifest->features.empty()) {
-    PrintSchema(d.manifest->features, "from dataset.json");
+  if (d.manifest() && !d.manifest()->features.empty()) {
+    PrintSchema(d.manifest()->features, "from dataset.json");
   } else {
     format::SchemaInference inference;
     Status s = ForFirstExamples(d, opts.records, [&](const format::ExampleView& example) {
@@ -160,9 +163,9 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
                   "inferred from the first " + std::to_string(inference.records()) + " records");
     }
   }
-  if (d.manifest && !d.manifest->metadata.empty()) {
+  if (d.manifest() && !d.manifest()->metadata.empty()) {
     fmt::print("metadata:\n");
-    for (const auto& [key, value] : d.manifest->metadata) fmt::print("  {}: {}\n", key, value);
+    for (const auto& [key, value] : d.manifest()->metadata) fmt::print("  {}: {}\n", key, value);
   }
   return kExitOk;
 }

@@ -45,11 +45,18 @@ Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Open(const TokenizeFla
   SLUICE_ASSIGN_OR_RETURN(w->tokenizer_, text::Tokenizer::Open(model->fs, model->path));
   if (flags.token_cache) {
     SLUICE_RETURN_IF_ERROR(out.fs->CreateDirs(out.path));
+    // A token cache has no manifest to commit (its .idx, renamed last, marks it complete),
+    // but two writers must not replace each other's files: the directory's lock keeps a
+    // second one out until this one is done.
+    format::WriterLockOptions lock;
+    lock.run = format::NewRunId();
+    lock.command = "sluice convert --token-cache";
+    SLUICE_ASSIGN_OR_RETURN(w->cache_lock_, format::WriterLock::Acquire(out.fs, out.path, lock));
     SLUICE_ASSIGN_OR_RETURN(w->cache_, text::TokenCacheWriter::Create(
                                            out.fs, out.path + "/tokens",
                                            static_cast<uint64_t>(w->tokenizer_->vocab_size())));
   } else {
-    SLUICE_ASSIGN_OR_RETURN(w->shards_, OpenShardWriter(out, output));
+    SLUICE_ASSIGN_OR_RETURN(w->shards_, OpenShardWriter(out, output, "sluice convert --tokenizer"));
   }
   return w;
 }
@@ -115,6 +122,7 @@ Status TokenizedWriter::Finish(const std::string& source, ConvertSummary* summar
   if (records_ == 0) return DataLoss(file_ + ": no document could be converted");
   if (cache_) {
     SLUICE_RETURN_IF_ERROR(cache_->Close());
+    SLUICE_RETURN_IF_ERROR(cache_lock_->Release());
     summary->shards = 0;
     summary->notes.push_back("token cache " + out_path_ +
                              "/tokens.{bin,idx}: " + std::to_string(cache_->tokens()) + " tokens");

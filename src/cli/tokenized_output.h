@@ -13,6 +13,7 @@
 #include "cli/progress.h"
 #include "sluice/format/example.h"
 #include "sluice/format/example_json.h"
+#include "sluice/format/writer_lock.h"
 #include "sluice/text/encode_documents.h"
 #include "sluice/text/length_limit.h"
 #include "sluice/text/token_cache.h"
@@ -62,7 +63,8 @@ class TokenizedWriter {
   text::EncodeDocumentsOptions encode_;
   text::LengthLimit limit_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
-  std::unique_ptr<format::ShardWriter> shards_;  // or
+  std::unique_ptr<format::ShardWriter> shards_;     // or
+  std::unique_ptr<format::WriterLock> cache_lock_;  // held while cache_ writes (outlives it)
   std::unique_ptr<text::TokenCacheWriter> cache_;
   format::SchemaInference schema_;
   std::vector<PendingDocument> pending_;

@@ -1,13 +1,17 @@
 // `sluice verify PATH`: reads every record (checking both CRCs of each), then checks every
 // index entry against the shard, and a manifest's counts against the shards. Prints one
-// "file:offset: problem" line per fault; exit 0 when clean, 1 otherwise.
+// "file:offset: problem" line per fault; exit 0 when clean, 1 otherwise. Shards are verified
+// in parallel (one per thread) and reported in shard order.
 #include <fmt/core.h>
 
 #include <optional>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/ordered_parallel.h"
 #include "sluice/base/crc32c.h"
+#include "sluice/base/thread_pool.h"
+#include "sluice/format/dataset_publisher.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
@@ -15,29 +19,39 @@
 namespace sluice::cli {
 namespace {
 
-// Collects and prints faults as they are found.
+// Collects the fault lines of one shard (verified on a worker thread), printed later in
+// shard order.
 class FaultLog {
  public:
   void Add(const std::string& file, std::optional<uint64_t> offset, std::string problem) {
     // Library messages usually start with the file name already.
     if (problem.starts_with(file + ": ")) problem.erase(0, file.size() + 2);
-    if (offset) {
-      fmt::print("{}:{}: {}\n", file, *offset, problem);
-    } else {
-      fmt::print("{}: {}\n", file, problem);
-    }
-    ++count_;
+    lines_.push_back(offset ? fmt::format("{}:{}: {}\n", file, *offset, problem)
+                            : fmt::format("{}: {}\n", file, problem));
   }
-  uint64_t count() const { return count_; }
+  void AddWarning(std::string message) { warnings_.push_back(std::move(message)); }
+  uint64_t count() const { return lines_.size(); }
+  void Print() const {
+    for (const auto& line : lines_) fmt::print("{}", line);
+    for (const auto& w : warnings_) Warn(w);
+  }
 
  private:
-  uint64_t count_ = 0;
+  std::vector<std::string> lines_;
+  std::vector<std::string> warnings_;
 };
 
-// What the sequential pass saw: one CRC per record, to compare with what the index finds.
+// What the sequential pass saw of each record, to compare with what the index says. For
+// uncompressed shards the record's place (offset, length) is enough: the pass checked the
+// CRCs of exactly those bytes, so an index entry naming the same place names a good record
+// and no second read is needed. Compressed shards are checked by reading through the index
+// and comparing a CRC of each payload.
 struct ShardScan {
-  std::vector<uint32_t> record_crcs;
+  std::vector<uint64_t> offsets;  // record offset in the (uncompressed) record stream
+  std::vector<uint64_t> lengths;  // payload length
+  std::vector<uint32_t> crcs;     // payload CRC (compressed shards only)
   bool clean = true;
+  uint64_t records() const { return offsets.size(); }
 };
 
 // Reads the whole shard in skip mode, so that every damaged range is reported, not only
@@ -61,7 +75,9 @@ ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, FaultLog* fa
       break;
     }
     if (!*more) break;
-    scan.record_crcs.push_back(crc32c::Value(record));
+    scan.offsets.push_back((*reader)->record_offset());
+    scan.lengths.push_back(record.size());
+    if ((*reader)->codec() != format::Codec::kNone) scan.crcs.push_back(crc32c::Value(record));
   }
   // Offsets are file offsets for uncompressed shards and for undecodable compressed data;
   // otherwise they count bytes of the decompressed record stream (docs/format.md, 5.).
@@ -99,17 +115,31 @@ void CheckIndex(io::FileSystem* fs, const std::string& shard, const ShardScan& s
     return;
   }
   const format::ShardReader& index = **reader;
-  if (index.num_records() != scan.record_crcs.size()) {
+  if (index.num_records() != scan.records()) {
     faults->Add(index_path, std::nullopt,
                 fmt::format("lists {} records but the shard holds {}", index.num_records(),
-                            scan.record_crcs.size()));
+                            scan.records()));
   }
+  const bool by_place = index.codec() == format::Codec::kNone;
   std::string payload;
   for (uint64_t i = 0; i < index.num_records(); ++i) {
+    if (by_place && i < scan.records()) {
+      format::IndexRecord entry;
+      format::IndexFrame frame;
+      Status s = index.Locate(i, &entry, &frame);
+      if (!s.ok()) {
+        faults->Add(index_path, std::nullopt, fmt::format("index entry {}: {}", i, s.message()));
+      } else if (frame.file_offset + entry.offset_in_frame != scan.offsets[i] ||
+                 entry.length != scan.lengths[i]) {
+        faults->Add(shard, frame.file_offset + entry.offset_in_frame,
+                    fmt::format("index entry {} points at another record than record {}", i, i));
+      }
+      continue;
+    }
     Status s = index.Read(i, &payload);
     if (!s.ok()) {
       faults->Add(shard, EntryOffset(index, i), fmt::format("index entry {}: {}", i, s.message()));
-    } else if (i < scan.record_crcs.size() && crc32c::Value(payload) != scan.record_crcs[i]) {
+    } else if (i < scan.records() && (by_place || crc32c::Value(payload) != scan.crcs[i])) {
       faults->Add(shard, EntryOffset(index, i),
                   fmt::format("index entry {} points at another record than record {}", i, i));
     }
@@ -138,6 +168,19 @@ void CheckManifest(const format::Manifest& m, const std::string& dir,
   }
 }
 
+// Files in a dataset directory that the dataset does not use, left by interrupted runs:
+// reported, not counted as faults (the published dataset is whole without them).
+void ReportLeftovers(io::FileSystem* fs, const std::string& dir, const format::Manifest& m) {
+  auto leftovers = format::FindLeftovers(fs, dir, &m);
+  if (!leftovers.ok() || leftovers->empty()) return;
+  constexpr size_t kListed = 10;  // a crashed run over thousands of shards: name a few
+  for (size_t i = 0; i < leftovers->size() && i < kListed; ++i) {
+    Warn((*leftovers)[i].path + ": not part of the dataset: " + (*leftovers)[i].reason);
+  }
+  Warn(fmt::format("{} file(s) left by interrupted runs: `sluice clean {}` removes them",
+                   leftovers->size(), dir));
+}
+
 int RunVerify(const std::string& uri) {
   auto where = Locate(uri);
   if (!where.ok()) return ReportError(where.status());
@@ -145,30 +188,52 @@ int RunVerify(const std::string& uri) {
   auto shards = format::ResolveShards(fs, where->path);
   if (!shards.ok()) return ReportError(shards.status());
 
-  FaultLog faults;
   std::vector<std::optional<uint64_t>> records;
-  uint64_t total = 0;
-  for (const auto& shard : *shards) {
-    ShardScan scan = ScanRecords(fs, shard, &faults);
-    records.push_back(scan.clean ? std::optional<uint64_t>(scan.record_crcs.size()) : std::nullopt);
-    total += scan.record_crcs.size();
-    if (!fs->Exists(format::ShardIndex::IndexPathFor(shard))) continue;
+  uint64_t total = 0, fault_count = 0;
+  struct ShardResult {
+    FaultLog faults;
+    uint64_t records = 0;
+    bool clean = false;
+  };
+  auto verify_shard = [fs, &shards](size_t i) {
+    const std::string& shard = (*shards)[i];
+    ShardResult result;
+    ShardScan scan = ScanRecords(fs, shard, &result.faults);
+    result.records = scan.records();
+    result.clean = scan.clean;
+    if (!fs->Exists(format::ShardIndex::IndexPathFor(shard))) return result;
     if (scan.clean) {
-      CheckIndex(fs, shard, scan, &faults);
+      CheckIndex(fs, shard, scan, &result.faults);
     } else {  // its entries would repeat the faults above, or point into skipped ranges
-      Warn("index of " + shard + " not checked: the shard itself is damaged");
+      result.faults.AddWarning("index of " + shard + " not checked: the shard itself is damaged");
     }
-  }
+    return result;
+  };
+  OrderedParallelMap<ShardResult>(
+      shards->size(), ThreadPool::DefaultThreads(), 2 * ThreadPool::DefaultThreads(), verify_shard,
+      [&](size_t, ShardResult&& r) {
+        r.faults.Print();
+        fault_count += r.faults.count();
+        records.push_back(r.clean ? std::optional<uint64_t>(r.records) : std::nullopt);
+        total += r.records;
+        return true;
+      });
   auto info = fs->Stat(where->path);
   if (info.ok() && info->is_directory &&
       fs->Exists(io::JoinPath(where->path, format::Manifest::kFileName))) {
     auto manifest = format::Manifest::Load(fs, where->path);  // ResolveShards parsed it already
-    if (manifest.ok()) CheckManifest(*manifest, where->path, records, fs, &faults);
+    FaultLog faults;
+    if (manifest.ok()) {
+      CheckManifest(*manifest, where->path, records, fs, &faults);
+      ReportLeftovers(fs, where->path, *manifest);
+    }
+    faults.Print();
+    fault_count += faults.count();
   }
-  fmt::print("verified {} shard(s), {} records: {}\n", shards->size(), total,
-             faults.count() == 0 ? std::string("no faults")
-                                 : std::to_string(faults.count()) + " fault(s)");
-  return faults.count() == 0 ? kExitOk : kExitFailure;
+  fmt::print(
+      "verified {} shard(s), {} records: {}\n", shards->size(), total,
+      fault_count == 0 ? std::string("no faults") : std::to_string(fault_count) + " fault(s)");
+  return fault_count == 0 ? kExitOk : kExitFailure;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include "sluice/pipeline/iterator.h"
 
 #include "autotune.h"
+#include "cache_hooks.h"
 #include "nodes.h"
+#include "sluice/pipeline/wait_check.h"
 
 namespace sluice::pipeline {
 
@@ -45,6 +47,8 @@ class Iterator::Impl {
   uint64_t start_ns_ = 0;
   uint64_t wait_ns_ = 0;
   uint64_t elements_ = 0;
+  io::cache::Cache* cache_ = nullptr;  // the source's node-local cache, if any
+  io::cache::CacheStats cache_start_;  // its figures when this iterator began
 };
 
 Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
@@ -58,6 +62,8 @@ Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
       budget_(std::make_unique<MemoryBudget>(options_.memory_budget_bytes)) {
   io::FileSystem* fs = options_.quarantine_fs ? options_.quarantine_fs : io::LocalFileSystem();
   quarantine_ = std::make_unique<QuarantineSink>(fs, options_.quarantine_path);
+  cache_ = SourceCache(root_.get());
+  if (cache_ != nullptr) cache_start_ = cache_->stats();
 }
 
 Status Iterator::Impl::BuildRun(uint64_t epoch) {
@@ -66,6 +72,9 @@ Status Iterator::Impl::BuildRun(uint64_t epoch) {
                                            quarantine_.get());
   ctx_->RegisterGraph(root_.get());
   SLUICE_ASSIGN_OR_RETURN(it_, root_->MakeIterator(ctx_.get(), IteratorArgs{epoch}));
+  // A quarantine file that cannot be written fails now, before any record is consumed, not
+  // at the first bad record.
+  if (ctx_->uses_quarantine()) SLUICE_RETURN_IF_ERROR(quarantine_->Open());
   autotuner_ = std::make_unique<Autotuner>(ctx_.get(), pool_->size());
   sticky_ = Status::OK();
   delivered_ = Mark();
@@ -89,6 +98,10 @@ Result<bool> Iterator::Impl::Next(Element* out) {
   Result<bool> more = it_->Next(out);
   uint64_t t1 = NowNs();
   wait_ns_ += t1 - t0;
+  // An element produced after the consumer's wait check failed (Ctrl-C) is not delivered:
+  // the caller gets the failure, and Save() the state before that element.
+  const ScopedWaitCheck* check = ScopedWaitCheck::Current();
+  if (more.ok() && check != nullptr && !check->failure().ok()) more = check->failure();
   if (!more.ok()) {
     sticky_ = more.status();
     return sticky_;
@@ -157,6 +170,7 @@ PipelineStats Iterator::Impl::Stats() const {
   s.autotune_steps = autotuner_ ? autotuner_->steps() : 0;
   s.buffer_allocations = buffers_->allocations();
   s.stages = ctx_->SnapshotStages();
+  if (cache_ != nullptr) s.cache = cache_->stats().Since(cache_start_);
   return s;
 }
 
@@ -170,8 +184,23 @@ Status Iterator::Restore(ByteView state) { return impl_->Restore(state); }
 const Schema& Iterator::schema() const { return impl_->schema(); }
 PipelineStats Iterator::stats() const { return impl_->Stats(); }
 
+Status CheckPipelineOptions(const PipelineOptions& options) {
+  if (options.memory_budget_bytes == 0) {
+    return InvalidArgument(
+        "memory_budget_bytes must be > 0: it bounds what the pipeline buffers (0 does not mean "
+        "unlimited; the default is 1 GiB)");
+  }
+  if (options.threads > kMaxPipelineThreads) {
+    return InvalidArgument("threads = " + std::to_string(options.threads) + " exceeds " +
+                           std::to_string(kMaxPipelineThreads) +
+                           " (0 = one per CPU this process may use)");
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<Iterator>> MakePipelineIterator(NodePtr root,
                                                        const PipelineOptions& options) {
+  SLUICE_RETURN_IF_ERROR(CheckPipelineOptions(options));
   auto impl = std::make_unique<Iterator::Impl>(std::move(root), options);
   SLUICE_RETURN_IF_ERROR(impl->BuildRun(options.epoch));
   return std::make_unique<Iterator>(std::move(impl));

@@ -70,6 +70,7 @@ std::string PipelineStats::Report() const {
                   s.output_wait_seconds, fill.c_str(), static_cast<unsigned long long>(s.skipped));
     out += line;
   }
+  if (cache) out += "\n" + cache->ToString();
   return out;
 }
 

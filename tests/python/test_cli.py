@@ -21,7 +21,7 @@ from PIL import Image
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SLUICE_BUILD", os.path.join(ROOT, "build"))
 SLUICE = os.path.join(BUILD, "bin", "sluice")
-SHARD_NAME = re.compile(r"^data-(\d{5})-of-(\d{5})\.tfrecord(\.zst|\.gz)?$")
+SHARD_NAME = re.compile(r"^data-([0-9a-f]{12})-(\d{5})\.tfrecord(\.zst|\.gz)?$")
 
 
 def sluice(*args, check=None):
@@ -133,7 +133,9 @@ def test_convert_images_skips_bad_files_and_labels_by_sorted_class(image_folder,
         assert re.search(rf"skipped {re.escape(str(root / rel))}: \S", r.stderr), r.stderr
     assert "warning" in r.stderr
     assert summary(r.stdout) == {"records": len(good), "skipped": 2, "shards": 1}
-    assert (out / "classes.txt").read_text() == "cat\ndog\nzebra\n"
+    classes_file = json.loads((out / "dataset.json").read_text())["metadata"]["classes_file"]
+    assert re.fullmatch(r"classes-[0-9a-f]{12}\.txt", classes_file)
+    assert (out / classes_file).read_text() == "cat\ndog\nzebra\n"
 
     records = inspect_json(out)
     assert [b64(e["image/filename"])[0].decode() for e in records] == good
@@ -148,14 +150,23 @@ def test_convert_images_skips_bad_files_and_labels_by_sorted_class(image_folder,
 
 
 def test_convert_images_output_identical_for_any_thread_count(image_folder, tmp_path):
+    """Byte-identical shards, indexes and class list in the same order; only the run id in
+    the file names (and the manifest's "run") differs between runs."""
     root, _, _ = image_folder
     outputs = []
     for threads in (1, 2, 5):
         out = tmp_path / f"t{threads}"
         sluice("convert", "images", root, out, "--threads", threads, "--shard-size", "20KB",
                check=0)
-        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
-    assert len(outputs[0]) > 3  # several shards, their indexes, dataset.json, classes.txt
+        manifest = json.loads((out / "dataset.json").read_text())
+        run = manifest.pop("run")
+        files = [s["path"] for s in manifest["shards"]] + [s["index"] for s in manifest["shards"]]
+        files.append(manifest["metadata"]["classes_file"])
+        assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".sluice-lock")) == \
+            sorted(files + ["dataset.json"])
+        outputs.append((json.dumps(manifest).replace(run, "RUN"),
+                        [(out / f).read_bytes() for f in files]))
+    assert len(outputs[0][1]) > 3  # several shards, their indexes, the class list
     assert outputs[0] == outputs[1] == outputs[2]
 
 
@@ -163,7 +174,7 @@ def test_convert_images_refuses_to_overwrite_a_dataset(image_folder, tmp_path):
     root, _, _ = image_folder
     sluice("convert", "images", root, tmp_path / "out", check=0)
     r = sluice("convert", "images", root, tmp_path / "out", check=1)
-    assert "dataset.json exists" in r.stderr
+    assert "dataset.json exists" in r.stderr and "--overwrite" in r.stderr
 
 
 def test_convert_images_missing_input_fails(tmp_path):
@@ -234,11 +245,12 @@ def test_small_shard_size_rolls_into_named_indexed_shards(tmp_path):
     names = sorted(p.name for p in out.iterdir())
     shards = [n for n in names if SHARD_NAME.match(n)]
     assert len(shards) >= 3 and summary(r.stdout)["shards"] == len(shards)
-    assert {int(SHARD_NAME.match(n).group(2)) for n in shards} == {len(shards)}
-    assert [int(SHARD_NAME.match(n).group(1)) for n in shards] == list(range(len(shards)))
-    assert sorted(names) == sorted(shards + [s + ".idx" for s in shards] + ["dataset.json"])
-
     manifest = json.loads((out / "dataset.json").read_text())
+    assert {SHARD_NAME.match(n).group(1) for n in shards} == {manifest["run"]}
+    assert [int(SHARD_NAME.match(n).group(2)) for n in shards] == list(range(len(shards)))
+    assert sorted(names) == sorted(shards + [s + ".idx" for s in shards] + ["dataset.json",
+                                                                          ".sluice-lock.2"])
+
     assert [s["path"] for s in manifest["shards"]] == shards
     assert sum(s["records"] for s in manifest["shards"]) == manifest["total_records"] == 600
     for s in manifest["shards"]:
@@ -282,6 +294,47 @@ def test_verify_reports_a_wrong_index(tmp_path):
     index.write_bytes(b"garbage, not an index")
     r = sluice("verify", out, check=1)
     assert str(index) in r.stdout
+
+
+def test_verify_reports_an_index_of_another_shard(tmp_path):
+    # Two shards with as many records each, but records of other lengths: each index is
+    # well formed, and only comparing its entries with the records found catches the swap.
+    src = tmp_path / "data.jsonl"
+    src.write_text("".join(json.dumps({"text": f"r{i} " + "z" * (i % 5) * 40}) + "\n"
+                           for i in range(400)))
+    out = tmp_path / "out"
+    sluice("convert", "jsonl", src, out, "--codec", "none", "--shard-size", "8KB", check=0)
+    shards = sorted(p for p in out.iterdir() if p.name.endswith(".tfrecord"))
+    assert len(shards) >= 3
+    a, b = shards[0], shards[1]
+    ia, ib = a.with_name(a.name + ".idx"), b.with_name(b.name + ".idx")
+    ia_bytes = ia.read_bytes()
+    ia.write_bytes(ib.read_bytes())
+    ib.write_bytes(ia_bytes)
+    r = sluice("verify", out, check=1)
+    assert str(a) in r.stdout or str(ia) in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_verify_lists_faults_of_many_shards_in_shard_order(tmp_path, codec):
+    src = tmp_path / "data.jsonl"
+    src.write_text("".join(json.dumps({"text": f"record {i} " + "q" * 200}) + "\n"
+                           for i in range(600)))
+    out = tmp_path / "out"
+    sluice("convert", "jsonl", src, out, "--codec", codec, "--shard-size", "16KB", check=0)
+    shards = sorted(p for p in out.iterdir() if ".tfrecord" in p.name
+                    and not p.name.endswith(".idx"))
+    assert len(shards) >= 6
+    damaged = [shards[1], shards[4], shards[-1]]
+    for shard in damaged:
+        data = bytearray(shard.read_bytes())
+        data[len(data) // 2] ^= 0x40
+        shard.write_bytes(bytes(data))
+    r = sluice("verify", out, check=1)
+    named = [line.split(":")[0] for line in r.stdout.splitlines() if ":" in line
+             and line.split(":")[0].endswith((".tfrecord", ".zst"))]
+    firsts = list(dict.fromkeys(named))
+    assert firsts == [str(s) for s in damaged], r.stdout
 
 
 # --- index and inspect of foreign TFRecord files ---------------------------------------
@@ -357,7 +410,7 @@ def test_inspect_missing_path_is_an_error(tmp_path):
 # --- command line ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [[], ["convert"], ["convert", "images"], ["convert", "jsonl"],
-                                     ["inspect"], ["verify"], ["index"]])
+                                     ["inspect"], ["verify"], ["index"], ["clean"]])
 def test_help_for_every_command(command):
     r = sluice(*command, "--help", check=0)
     assert "Usage" in r.stdout or "usage" in r.stdout.lower()

@@ -35,6 +35,45 @@ def test_encode_equals_sentencepiece_for_any_thread_count(ref):
     assert sp.vocab_size == ref.get_piece_size() and sp.eos_id == ref.eos_id()
 
 
+def test_encode_ragged_equals_list_and_keeps_generator_texts_alive(ref):
+    sp = sluice.text.SentencePiece(MODEL)
+    texts = TEXTS + ["", "ünïcödé", b"bad \xff bytes", ""]
+    want = [ref.encode(t) for t in texts]
+    for threads in (1, 2):
+        values, offsets = sp.encode(texts, threads=threads, ragged=True)
+        assert values.dtype == np.int32 and offsets.dtype == np.int64
+        assert len(offsets) == len(texts) + 1 and offsets[0] == 0
+        assert [values[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == want
+    # A generator of temporaries: each text must stay alive while C++ reads it unlocked.
+    gen = (("line %d " % i) * (i % 13) for i in range(3000))
+    values, offsets = sp.encode(gen, threads=2, ragged=True)
+    again = [ref.encode(("line %d " % i) * (i % 13)) for i in range(3000)]
+    assert np.diff(offsets).tolist() == [len(x) for x in again]
+    assert values.tolist() == [t for x in again for t in x]
+    single_values, single_offsets = sp.encode("one text", ragged=True)
+    assert single_values.tolist() == ref.encode("one text") and single_offsets.tolist() == [
+        0, len(single_values)]
+
+
+def test_encode_views_share_one_buffer_and_outlive_it():
+    sp = sluice.text.SentencePiece(MODEL)
+    arrays = sp.encode(TEXTS, threads=2)
+    assert all(not a.flags.owndata and a.base is arrays[0].base for a in arrays)
+    want = [a.tolist() for a in arrays]
+    del sp
+    import gc
+    gc.collect()
+    assert [a.tolist() for a in arrays] == want
+
+
+def test_encode_refuses_non_text_and_lone_surrogates():
+    sp = sluice.text.SentencePiece(MODEL)
+    with pytest.raises(sluice.InvalidArgumentError, match="str or bytes, got"):
+        sp.encode(["ok", 3])
+    with pytest.raises(UnicodeEncodeError):
+        sp.encode(["ok", "bad \udc80 surrogate"])
+
+
 def test_tokenize_stage_equals_encode(ref):
     ds = sluice.from_records(TEXTS).tokenize("record", MODEL)
     assert ds.schema["tokens"] == "int32[-1]"

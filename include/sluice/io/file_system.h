@@ -129,6 +129,9 @@ struct FileInfo {
   std::string path;  // full path as passed to the FileSystem
   uint64_t size = 0;
   bool is_directory = false;
+  // Last modification, in milliseconds since the Unix epoch; 0 when the file system does not
+  // know it. Vacuum's retention and a table's commit times rely on it (docs/table.md).
+  int64_t modification_time_ms = 0;
 };
 
 struct WriteOptions {
@@ -159,6 +162,10 @@ class FileSystem {
   // for one path exactly one succeeds. Readers see no file or all of `data`, never a part.
   // Default: Unimplemented.
   virtual Status PutIfAbsent(const std::string& path, ByteView data);
+  // `path` with every symbolic link resolved, as realpath(3): what the path rules of a
+  // dataset (io/relative_path.h) compare to keep a manifest's files inside its directory.
+  // Default: `path` unchanged (object stores have no links); the local file system resolves.
+  virtual Result<std::string> RealPath(const std::string& path) { return path; }
 
   // Convenience built on the methods above.
   Result<std::string> ReadAll(const std::string& path);

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sluice/io/cache/cache_stats.h"
 
 namespace sluice::pipeline {
 
@@ -24,6 +27,13 @@ struct StageStats {
   double consumer_share = 0;
   uint64_t skipped = 0;      // records dropped by on_error = skip | quarantine
   uint64_t quarantined = 0;  // of which written to the quarantine file
+  // Read stage, chunks mode (docs/pipeline.md, "Decoded-chunk cache"): chunks decoded,
+  // bytes fetched for them, loads a reader had to start itself (not read ahead), and
+  // chunks evicted before their window ended (a window larger than the cache).
+  uint64_t chunk_decodes = 0;
+  uint64_t chunk_fetched_bytes = 0;
+  uint64_t chunk_loads_on_demand = 0;
+  uint64_t chunk_evictions = 0;
 };
 
 struct PipelineStats {
@@ -37,6 +47,9 @@ struct PipelineStats {
   uint64_t autotune_steps = 0;      // adjustments made by autotune
   uint64_t buffer_allocations = 0;  // fresh tensor buffers (flat in steady state: reuse)
   std::vector<StageStats> stages;   // source first, consumer-facing stage last
+  // The node-local cache the source reads through (docs/cache.md), counted since the
+  // iterator was created; absent without a cache.
+  std::optional<io::cache::CacheStats> cache;
 
   // Index of the stage that limits throughput (highest busy share of its threads), -1 if
   // none did measurable work.

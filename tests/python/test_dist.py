@@ -1,0 +1,192 @@
+"""Distributed jobs with the real launchers: OpenMPI's mpirun (4 ranks on 2 cores,
+oversubscribed) and Slurm's srun on a single-node cluster this module starts itself
+(scripts/slurm-cluster), against the same job in one process (docs/dist.md)."""
+import collections
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from test_cli import BUILD, ROOT, SLUICE, inspect_json, sluice
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4"]
+ENV = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
+
+
+def run(cmd, env=None, timeout=120, check=0):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or ENV)
+    if check is not None:
+        assert r.returncode == check, f"{cmd}\nexit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A dataset of 600 records in ~12 shards: ids 0..599, text "doc i % 250" (so ids 250..599
+    repeat earlier texts), label i % 7, lang from a skewed list."""
+    d = tmp_path_factory.mktemp("corpus")
+    langs = ["en"] * 6 + ["de", "fr", "fr", "ja"]
+    with open(d / "in.jsonl", "w") as f:
+        for i in range(600):
+            f.write(json.dumps({"text": f"doc {i % 250}", "id": i, "label": i % 7,
+                                "lang": langs[i % len(langs)]}) + "\n")
+    sluice("convert", "jsonl", d / "in.jsonl", d / "ds", "--shard-size", "2KB", "--codec", "none",
+           check=0)
+    assert len([p for p in os.listdir(d / "ds") if p.endswith(".tfrecord")]) >= 8
+    return d
+
+
+def ids(path):
+    return sorted(r["id"]["int64"][0] for r in inspect_json(path))
+
+
+def stats_json(cmd):
+    return json.loads(run(cmd).stdout)
+
+
+def test_stats_in_one_process_counts_each_value(corpus):
+    out = stats_json([SLUICE, "stats", corpus / "ds", "--key", "label", "--json"])
+    assert out["records"] == 600
+    assert out["counts"] == {str(k): len(range(k, 600, 7)) for k in range(7)}
+    assert out["ranks"] == 1
+
+
+def test_stats_under_mpirun_equals_one_process(corpus):
+    one = stats_json([SLUICE, "stats", corpus / "ds", "--key", "lang", "--json"])
+    four = stats_json(MPIRUN + [SLUICE, "stats", corpus / "ds", "--key", "lang", "--json"])
+    assert four["counts"] == one["counts"] == {"en": 360, "de": 60, "fr": 120, "ja": 60}
+    assert four["ranks"] == 4
+    assert len(four["final_aggregation"]["entries_per_rank"]) == 4
+
+
+def test_stats_of_a_missing_feature_counts_missing(corpus):
+    out = stats_json(MPIRUN + [SLUICE, "stats", corpus / "ds", "--key", "nope", "--json"])
+    assert out["missing"] == 600 and out["counts"] == {}
+
+
+def test_dedup_keeps_the_first_occurrence_of_each_text(corpus, tmp_path):
+    r = run(MPIRUN + [SLUICE, "dedup", corpus / "ds", tmp_path / "out", "--feature", "text",
+                      "--codec", "none"])
+    assert "records out: 250" in r.stdout
+    assert ids(tmp_path / "out") == list(range(250))  # known answer: the first of each text
+
+
+def test_dedup_of_whole_records_in_one_process_removes_nothing_here(corpus, tmp_path):
+    run([SLUICE, "dedup", corpus / "ds", tmp_path / "out"])  # ids differ: no two records equal
+    assert ids(tmp_path / "out") == list(range(600))
+
+
+def test_dedup_refuses_to_overwrite_a_published_dataset(corpus, tmp_path):
+    run(MPIRUN + [SLUICE, "dedup", corpus / "ds", tmp_path / "out", "--feature", "text"])
+    r = run(MPIRUN + [SLUICE, "dedup", corpus / "ds", tmp_path / "out", "--feature", "text"],
+            check=1)
+    assert "exists" in r.stderr
+
+
+def test_a_slowed_task_gets_a_speculative_copy_and_counts_stay_exact(corpus):
+    env = dict(ENV, SLUICE_FAULT_SLOW_TASK="2:120")  # cancelled when the copy wins
+    start = time.monotonic()
+    r = run(MPIRUN + [SLUICE, "stats", corpus / "ds", "--key", "label", "--json"], env=env)
+    assert time.monotonic() - start < 100
+    out = json.loads(r.stdout)
+    assert out["speculative_copies"] >= 1
+    assert out["counts"] == {str(k): len(range(k, 600, 7)) for k in range(7)}
+
+
+def test_a_killed_rank_publishes_nothing_and_a_rerun_publishes_once(corpus, tmp_path):
+    out = tmp_path / "out"
+    env = dict(ENV, SLUICE_FAULT_SLOW_TASK="1:120", OMPI_MCA_rmaps_base_oversubscribe="1")
+    p = subprocess.Popen(MPIRUN + [SLUICE, "dedup", corpus / "ds", out, "--feature", "text",
+                                   "--no-speculation"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    victim = None
+    for _ in range(300):  # the ranks, children of mpirun
+        kids = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "sluice"], capture_output=True,
+                              text=True).stdout.split()
+        if len(kids) == 4:
+            victim = int(kids[-1])
+            break
+        time.sleep(0.05)
+    assert victim is not None
+    time.sleep(1.0)
+    os.kill(victim, signal.SIGKILL)
+    p.wait(timeout=60)
+    assert p.returncode != 0
+    assert not (out / "dataset.json").exists()
+    r = run(MPIRUN + [SLUICE, "dedup", corpus / "ds", out, "--feature", "text"])
+    assert "records out: 250" in r.stdout
+    assert ids(out) == list(range(250))
+
+
+def records_in_order(path):
+    return [r["id"]["int64"][0] for r in inspect_json(path)]
+
+
+def test_reshard_is_the_same_for_one_and_four_ranks_and_keeps_every_record(corpus, tmp_path):
+    run([SLUICE, "reshard", corpus / "ds", tmp_path / "one", "--shard-size", "5KB", "--seed", "7"])
+    r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "four", "--shard-size", "5KB",
+                      "--seed", "7"])
+    assert "records: 600" in r.stdout
+    one, four = records_in_order(tmp_path / "one"), records_in_order(tmp_path / "four")
+    assert one == four  # a function of the input and the seed only
+    assert sorted(one) == list(range(600)) and one != list(range(600))
+    shards = json.load(open(tmp_path / "four" / "dataset.json"))["shards"]
+    assert len(shards) > 1
+    run([SLUICE, "reshard", corpus / "ds", tmp_path / "other", "--shard-size", "5KB", "--seed", "8"])
+    assert records_in_order(tmp_path / "other") != one
+
+
+def test_reshard_under_a_tiny_memory_budget_spills_and_still_keeps_every_record(corpus, tmp_path):
+    run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "64KiB",
+                  "--shard-size", "5KB"])
+    assert sorted(records_in_order(tmp_path / "out")) == list(range(600))
+
+
+def test_a_record_larger_than_the_exchange_budget_names_stage_and_budget(corpus, tmp_path):
+    r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "200B"],
+            check=1)
+    assert "reshard" in r.stderr and "memory budget" in r.stderr and "rank " in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+
+
+# --- Slurm: a single-node cluster on 127.0.0.1, started and stopped by this module --------
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    state = tmp_path_factory.mktemp("slurm")
+    script = os.path.join(ROOT, "scripts", "slurm-cluster")
+    subprocess.run([script, "start", state], check=True, timeout=60)
+    try:
+        env = dict(ENV, SLURM_CONF=str(state / "slurm.conf"))
+        yield env
+    finally:
+        subprocess.run([script, "stop", state], timeout=60)
+
+
+def srun(*args):
+    return ["timeout", "120", "srun", "-n", "4", "--mpi=pmix", *map(str, args)]
+
+
+def test_srun_stats_equals_one_process(corpus, slurm):
+    one = stats_json([SLUICE, "stats", corpus / "ds", "--key", "label", "--json"])
+    four = json.loads(run(srun(SLUICE, "stats", corpus / "ds", "--key", "label", "--json"),
+                          env=slurm).stdout)
+    assert four["ranks"] == 4
+    assert four["counts"] == one["counts"]
+
+
+def test_srun_dedup_known_answer(corpus, slurm, tmp_path):
+    r = run(srun(SLUICE, "dedup", corpus / "ds", tmp_path / "out", "--feature", "text"),
+            env=slurm)
+    assert "records out: 250" in r.stdout
+    assert ids(tmp_path / "out") == list(range(250))
+
+
+def test_srun_without_pmix_is_refused_with_a_hint(corpus, slurm):
+    r = run(["timeout", "60", "srun", "-n", "2", "--mpi=none", SLUICE, "stats", corpus / "ds",
+             "--key", "label"], env=slurm, check=None)
+    assert r.returncode != 0
+    assert "srun --mpi=pmix" in r.stderr
