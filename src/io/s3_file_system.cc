@@ -90,6 +90,7 @@ Result<S3ListPage> S3FileSystem::ListPage(const S3Path& bucket, const std::strin
                 {"encoding-type", "url"},
                 {"max-keys", std::to_string(max_keys)}};
   if (!token.empty()) call.query.emplace_back("continuation-token", token);
+  call.label = "s3://" + bucket.bucket + "/" + prefix;
   SLUICE_ASSIGN_OR_RETURN(HttpResponse r, client_->Run(call));
   return ParseListObjectsV2(r.body, "s3://" + bucket.bucket + "/" + prefix);
 }

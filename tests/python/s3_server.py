@@ -71,15 +71,16 @@ class S3Server:
         self.stop()
 
 
-def read_ids_and_names(path, env):
+def read_ids_and_names(path, env, **read_options):
     """(id, name) of every record of a jsonl-converted dataset, read in-process by sluice with
-    the environment `env` (S3 settings are resolved per call, so this one applies)."""
+    the environment `env` (S3 settings are resolved per call, so this one applies) and
+    `read_options` for sluice.read (e.g. cache=False: straight from the server)."""
     import sluice
     saved = dict(os.environ)
     try:
         os.environ.clear()
         os.environ.update(env)
-        ds = sluice.read(path).parse_example({"id": "int64", "name": "bytes"})
+        ds = sluice.read(path, **read_options).parse_example({"id": "int64", "name": "bytes"})
         return [(int(e["id"]), bytes(e["name"])) for e in ds]
     finally:
         os.environ.clear()

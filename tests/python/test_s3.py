@@ -30,7 +30,7 @@ def write_jsonl(path, n, blob=0, seed=1):
     rng = random.Random(seed)
     with open(path, "w") as f:
         for i in range(n):
-            row = {"id": i, "score": rng.random(), "name": f"item-{i}",
+            row = {"id": i, "text": f"document {i}", "score": rng.random(), "name": f"item-{i}",
                    "tags": [rng.randrange(100) for _ in range(i % 4)]}
             if blob:
                 row["blob"] = "".join(rng.choice("abcdefghij") for _ in range(blob))
@@ -38,12 +38,21 @@ def write_jsonl(path, n, blob=0, seed=1):
     return path
 
 
+def without_run_id(files):
+    """A dataset's files with its run id (random per conversion: in shard names and the
+    manifest) replaced by "RUN", and the writer lock's log (pid, host, time) left out, so two
+    conversions of the same input compare equal byte for byte."""
+    run = json.loads(files["dataset.json"])["run"].encode()
+    return {name.replace(run.decode(), "RUN"): data.replace(run, b"RUN")
+            for name, data in files.items() if not name.startswith(".sluice-lock")}
+
+
 def local_files(directory):
     out = {}
     for name in sorted(os.listdir(directory)):
         with open(os.path.join(directory, name), "rb") as f:
             out[name] = f.read()
-    return out
+    return without_run_id(out)
 
 
 def s3_objects(client, bucket, prefix):
@@ -52,7 +61,7 @@ def s3_objects(client, bucket, prefix):
         for o in page.get("Contents", []):
             name = o["Key"][len(prefix):]
             out[name] = client.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
-    return out
+    return without_run_id(out)
 
 
 def test_convert_to_s3_matches_a_local_conversion(s3_server, tmp_path):
@@ -101,10 +110,12 @@ def test_boto3_reads_a_multipart_object_sluice_wrote(s3_server, tmp_path):
     local = local_files(tmp_path / "big")
     shard = next(n for n in local if n.endswith(".tfrecord"))
     assert len(local[shard]) > 16 << 20  # more than two 8 MiB parts
-    head = client.head_object(Bucket=bucket, Key=f"big/{shard}")
+    run_id = json.loads(client.get_object(Bucket=bucket, Key="big/dataset.json")["Body"].read())
+    key = "big/" + shard.replace("RUN", run_id["run"])
+    head = client.head_object(Bucket=bucket, Key=key)
     assert head["ContentLength"] == len(local[shard])
     assert "-" in head["ETag"]  # a multipart upload's ETag ("<md5>-<parts>")
-    assert client.get_object(Bucket=bucket, Key=f"big/{shard}")["Body"].read() == local[shard]
+    assert client.get_object(Bucket=bucket, Key=key)["Body"].read() == local[shard]
 
 
 def test_wrong_secret_is_signature_mismatch_without_the_secret(s3_server, tmp_path):
@@ -167,3 +178,24 @@ def test_profile_in_aws_files_supplies_endpoint_and_keys(s3_server, tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", 50)
     run(["convert", "jsonl", data, f"s3://{bucket}/p"], env, check=0)
     run(["verify", f"s3://{bucket}/p"], env, check=0)
+
+
+def test_stall_report_has_a_network_line_when_reading_from_s3(s3_server, tmp_path):
+    env = s3_server.environ()
+    data = write_jsonl(tmp_path / "d.jsonl", 400, seed=4)
+    bucket = s3_server.bucket("report")
+    run(["convert", "jsonl", data, f"s3://{bucket}/r", "--shard-size", "16KB"], env, check=0)
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        it = sluice.read(f"s3://{bucket}/r", cache=False).iterator()
+        assert sum(1 for _ in it) == 400
+        network = it.stats()["network"]
+        report = it.report()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert network is not None and network["requests"] > 0, network
+    assert network["bytes_received"] > 0
+    assert "network: " in report, report
