@@ -20,8 +20,10 @@ constexpr uint64_t kMinIndexDirectoryBytes = uint64_t{1} << 10;
 
 class ShardSource final : public RecordSource {
  public:
-  explicit ShardSource(std::vector<std::unique_ptr<format::ShardReader>> readers)
-      : readers_(std::move(readers)) {
+  // `deferred`: problems found at open that the iterator's policy decides on (as damage).
+  ShardSource(std::vector<std::unique_ptr<format::ShardReader>> readers,
+              std::vector<SourceDamage> deferred)
+      : readers_(std::move(readers)), damage_(std::move(deferred)) {
     std::vector<ShardIdentity> identity;
     uint64_t bytes = 0;
     uint64_t records = 0;
@@ -40,6 +42,8 @@ class ShardSource final : public RecordSource {
     }
     identity_ =
         SnapshotIdentity{SnapshotFingerprint(identity), DescribeShards(names_, bytes, records)};
+    std::stable_sort(damage_.begin(), damage_.end(),
+                     [](const SourceDamage& a, const SourceDamage& b) { return a.shard < b.shard; });
   }
   const std::vector<uint64_t>& shard_records() const override { return counts_; }
   const std::vector<SourceDamage>& damage() const override { return damage_; }
@@ -94,12 +98,25 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
       std::min(shared.index_directory_bytes,
                std::max(kMinIndexDirectoryBytes, kDatasetIndexDirectoryBytes / paths.size()));
   std::vector<std::unique_ptr<format::ShardReader>> readers;
+  std::vector<SourceDamage> deferred;
   for (const std::string& path : paths) {
     SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, shared));
-    if (check) SLUICE_RETURN_IF_ERROR(check(readers.size(), *reader));
+    Status checked = check ? check(readers.size(), *reader) : Status::OK();
+    if (!checked.ok()) {
+      // Under recovery a shard that fails its check is damage for the iterator's policy to
+      // decide on (a recovered shard already reports why it is short).
+      if (checked.code() != StatusCode::kDataLoss ||
+          options.on_damage != format::ShardDamagePolicy::kRecover) {
+        return checked;
+      }
+      if (!reader->damage()) {
+        deferred.push_back({static_cast<uint32_t>(readers.size()), std::move(checked), 0});
+      }
+    }
     readers.push_back(std::move(reader));
   }
-  return std::shared_ptr<RecordSource>(std::make_shared<ShardSource>(std::move(readers)));
+  return std::shared_ptr<RecordSource>(
+      std::make_shared<ShardSource>(std::move(readers), std::move(deferred)));
 }
 
 }  // namespace sluice::pipeline

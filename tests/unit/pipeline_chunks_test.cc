@@ -22,6 +22,7 @@ using testing::Drain;
 using testing::IdMap;
 using testing::MakeIt;
 using testing::ParseId;
+using testing::StreamError;
 
 // Counts DecodeChunk calls per (epoch-agnostic) chunk of a wrapped source.
 class CountingSource final : public RecordSource {
@@ -347,9 +348,55 @@ TEST_P(PipelineChunks, ElasticRestoreMissesOrRepeatsRecords) {
   }
 }
 
+// Flips one byte in the middle of shard 2's file: a zstd frame fails its checksum, a gzip
+// stream fails to inflate, an uncompressed record fails its payload CRC.
+void Damage(io::FileSystem* fs, const std::string& path) {
+  std::string data = *fs->ReadAll(path);
+  data[data.size() / 2] ^= 0x55;
+  ASSERT_TRUE(fs->WriteAll(path, data).ok());
+}
+
+TEST_P(PipelineChunks, DamagedChunkErrorNamesShardAndOffset) {
+  Damage(fs_.get(), paths_["/d"][2]);
+  auto it = MakeIt(Pipeline(Source()), Options(2));
+  Status s = StreamError(it.get());
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+  EXPECT_NE(s.message().find("/d/part-2.tfrecord"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("offset"), std::string::npos) << s.ToString();
+}
+
+// Under skip, only the records of what is damaged are lost: one record (none), the damaged
+// frame's chunk (zstd), the rest of the stream from the damage on (gzip: one chunk, the
+// shard, cannot be decoded past the damage; its records all fail).
+TEST_P(PipelineChunks, DamagedChunkUnderSkipLosesOnlyItsRecords) {
+  Damage(fs_.get(), paths_["/d"][2]);
+  ReadOptions ro;
+  ro.on_error = ErrorPolicy::kSkip;
+  auto ds = Dataset::FromSource(Source(), ro).Shuffle({.seed = 3}).Map(ParseId, IdMap(2));
+  auto it = MakeIt(ds, Options(2));
+  std::vector<int64_t> got = Drain(it.get());
+  const uint64_t skipped = it->stats().stages[0].skipped;
+  EXPECT_EQ(got.size() + skipped, static_cast<size_t>(total_));
+  EXPECT_GE(skipped, 1u);
+  const uint64_t shard2 = 410;  // every lost record comes from the damaged shard
+  if (GetParam() == format::Codec::kNone) {
+    EXPECT_EQ(skipped, 1u);
+  }
+  if (GetParam() == format::Codec::kZstd) {
+    EXPECT_LE(skipped, 40u);  // one 256-byte frame
+  }
+  EXPECT_LE(skipped, shard2);
+  std::set<int64_t> seen(got.begin(), got.end());
+  for (int64_t id = 0; id < total_; ++id) {
+    if (id < 300 || id >= 300 + static_cast<int64_t>(shard2)) {
+      EXPECT_TRUE(seen.count(id)) << "record " << id << " of an undamaged shard lost";
+    }
+  }
+}
+
 // Issue 13 #5: a state from another dataset whose shards have the same names and record
 // counts (other content) is refused, naming both snapshots.
-TEST_P(PipelineChunks, StateOfAnotherDatasetWithEqualCountsRestores) {
+TEST_P(PipelineChunks, StateOfAnotherDatasetWithEqualCountsIsRefused) {
   Write(GetParam(), {300, 0, 410, 255, 199}, "/other", /*prefix=*/"x");
   auto a = MakeIt(Pipeline(Source("/d")), Options(2));
   Drain(a.get(), 3);

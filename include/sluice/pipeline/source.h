@@ -117,7 +117,8 @@ std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::strin
 // The shards share one index block cache and one budget for their index directories
 // (docs/format.md, "How the reader uses the index").
 // `check`, when set, is called with each shard's position in `paths` and its opened reader,
-// and an error fails the open (Dataset::Read checks shards against their manifest).
+// and an error fails the open (Dataset::Read checks shards against their manifest), except a
+// DataLoss under options.on_damage = kRecover: that shard is then listed in damage().
 using ShardCheck = std::function<Status(size_t shard, const format::ShardReader& reader)>;
 Result<std::shared_ptr<RecordSource>> OpenShardSource(
     io::FileSystem* fs, const std::vector<std::string>& paths,
