@@ -80,6 +80,25 @@ py::dict CacheStatsToDict(const io::cache::CacheStats& c) {
   return d;
 }
 
+// The process's HTTP requests since the iterator began (S3, WebHDFS): the stall report's
+// network line as numbers.
+py::dict NetworkStatsToDict(const io::HttpEngineStats& n) {
+  py::dict d;
+  d["in_flight"] = n.in_flight;
+  d["queued"] = n.queued;
+  d["requests"] = n.requests;
+  d["failed"] = n.failed;
+  d["attempts"] = n.attempts;
+  d["retries"] = n.retries;
+  d["hedges"] = n.hedges;
+  d["hedges_won"] = n.hedges_won;
+  d["bytes_received"] = n.bytes_received;
+  d["bytes_sent"] = n.bytes_sent;
+  d["first_byte_p50_ms"] = n.first_byte_p50_ms;
+  d["first_byte_p95_ms"] = n.first_byte_p95_ms;
+  return d;
+}
+
 }  // namespace
 
 py::dict SchemaToDict(const pipeline::Schema& schema) {
@@ -239,6 +258,7 @@ py::dict PyIterator::Stats() {
   for (const pipeline::StageStats& st : s.stages) stages.append(StageStatsToDict(st));
   d["stages"] = stages;
   d["cache"] = s.cache ? py::object(CacheStatsToDict(*s.cache)) : py::none();
+  d["network"] = s.network ? py::object(NetworkStatsToDict(*s.network)) : py::none();
   return d;
 }
 

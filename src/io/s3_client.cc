@@ -4,6 +4,7 @@
 #include <future>
 
 #include "io/s3_errors.h"
+#include "io/s3_xml.h"
 #include "io/sigv4.h"
 
 namespace sluice::io {
@@ -151,7 +152,7 @@ HttpRequest S3Client::Build(const S3Call& call) const {
   r.cancel = call.cancel;
   r.signer = signer_;
   r.retry_policy = retry_;
-  r.label = call.path.Uri();
+  r.label = call.Label();
   return r;
 }
 
@@ -160,14 +161,40 @@ HttpEngine::RequestId S3Client::Send(const S3Call& call, HttpCallback done) {
 }
 
 Result<HttpResponse> S3Client::Run(const S3Call& call) {
-  if (!ready_.ok()) return ready_.WithContext(call.path.Uri());
+  if (!ready_.ok()) return ready_.WithContext(call.Label());
   SLUICE_ASSIGN_OR_RETURN(HttpResponse response, engine_->Call(Build(call)));
-  if (response.status < 200 || response.status >= 300) return ErrorOf(call, response);
+  if (response.status < 200 || response.status >= 300) {
+    if (call.method == "HEAD" && (response.status == 400 || response.status == 403)) {
+      return ExplainRefusedHead(call, response);
+    }
+    return ErrorOf(call, response);
+  }
   return response;
 }
 
+Status S3Client::ExplainRefusedHead(const S3Call& head, const HttpResponse& response) {
+  // A HEAD reply has no body, so "403 Forbidden" could be a wrong secret, an unknown access
+  // key or a missing permission. The same request as a GET (of one byte, or an empty
+  // listing for a bucket) carries S3's error code; only this failure path pays for it.
+  S3Call get;
+  get.path = head.path;
+  get.label = head.label;
+  get.cancel = head.cancel;
+  if (head.path.key.empty()) {
+    get.query = {{"list-type", "2"}, {"max-keys", "0"}};
+  } else {
+    get.headers = {{"range", "bytes=0-0"}};
+  }
+  auto again = engine_->Call(Build(get));
+  if (again.ok() && (again->status == 400 || again->status == 403) &&
+      ParseS3ErrorDocument(again->body).has_value()) {
+    return ErrorOf(get, *again);
+  }
+  return ErrorOf(head, response);
+}
+
 Status S3Client::ErrorOf(const S3Call& call, const HttpResponse& response) const {
-  return S3ErrorStatus(call.path.Uri(), call.method, UrlOf(call), response);
+  return S3ErrorStatus(call.Label(), call.method, UrlOf(call), response);
 }
 
 std::shared_ptr<const RetryPolicy> S3RetryPolicy(RetryPolicy::Options options) {

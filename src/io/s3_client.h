@@ -33,6 +33,9 @@ struct S3Call {
   bool hedge = false;
   bool ok_body_may_be_error = false;
   std::shared_ptr<const CancelToken> cancel;
+  // What errors and logs name. Default: empty = path.Uri() (a listing names its prefix).
+  std::string label;
+  std::string Label() const { return label.empty() ? path.Uri() : label; }
 };
 
 class S3Client {
@@ -61,6 +64,8 @@ class S3Client {
   bool VirtualHosted(const std::string& bucket) const;
   // Scheme, authority and encoded path of `path`.
   void Address(const S3Path& path, std::string* authority, std::string* encoded_path) const;
+  // The error of a HEAD refused with 400/403, with S3's error code learnt from a GET.
+  Status ExplainRefusedHead(const S3Call& head, const HttpResponse& response);
 
   S3Options options_;
   Endpoint endpoint_;

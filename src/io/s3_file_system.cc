@@ -90,6 +90,7 @@ Result<S3ListPage> S3FileSystem::ListPage(const S3Path& bucket, const std::strin
                 {"encoding-type", "url"},
                 {"max-keys", std::to_string(max_keys)}};
   if (!token.empty()) call.query.emplace_back("continuation-token", token);
+  call.label = "s3://" + bucket.bucket + "/" + prefix;
   SLUICE_ASSIGN_OR_RETURN(HttpResponse r, client_->Run(call));
   return ParseListObjectsV2(r.body, "s3://" + bucket.bucket + "/" + prefix);
 }
@@ -111,6 +112,8 @@ Result<FileInfo> S3FileSystem::Stat(const std::string& path) {
       const std::string* length = head->Header("content-length");
       if (length != nullptr)
         std::from_chars(length->data(), length->data() + length->size(), info.size);
+      const std::string* modified = head->Header("last-modified");
+      if (modified != nullptr) info.modification_time_ms = ParseHttpDateMs(*modified);
       return info;
     }
   }
@@ -134,7 +137,7 @@ Result<std::vector<FileInfo>> S3FileSystem::List(const std::string& dir) {
     SLUICE_ASSIGN_OR_RETURN(S3ListPage page, ListPage(p, prefix, token, 1000));
     for (const S3ObjectEntry& o : page.objects) {
       if (o.key == prefix) continue;  // a "directory marker" object
-      out.push_back(FileInfo{base + o.key, o.size, false});
+      out.push_back(FileInfo{base + o.key, o.size, false, o.last_modified_ms});
     }
     for (std::string& d : page.prefixes) {
       while (!d.empty() && d.back() == '/') d.pop_back();

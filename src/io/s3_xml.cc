@@ -2,6 +2,8 @@
 #include "io/s3_xml.h"
 
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 
 #include "io/url.h"
 #include "io/xml.h"
@@ -31,7 +33,58 @@ Result<std::string> Decoded(const std::string& text, std::string_view source) {
   return r;
 }
 
+// Milliseconds since the epoch of a UTC calendar time; 0 when a field is out of range.
+int64_t UtcMs(int year, int month, int day, int hour, int minute, int second, int ms) {
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 ||
+      second > 60 || ms < 0 || ms > 999) {
+    return 0;
+  }
+  std::tm t{};
+  t.tm_year = year - 1900;
+  t.tm_mon = month - 1;
+  t.tm_mday = day;
+  t.tm_hour = hour;
+  t.tm_min = minute;
+  t.tm_sec = second;
+  return static_cast<int64_t>(timegm(&t)) * 1000 + ms;
+}
+
 }  // namespace
+
+int64_t ParseIso8601Ms(std::string_view text) {
+  int y, mo, d, h, mi, s, n = 0;
+  const std::string z(text);
+  if (std::sscanf(z.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6) {
+    return 0;
+  }
+  int ms = 0;
+  if (z.size() > static_cast<size_t>(n) + 1 && z[static_cast<size_t>(n)] == '.') {
+    // Fractional seconds: the first three digits are milliseconds.
+    int scale = 100;
+    for (size_t i = static_cast<size_t>(n) + 1; i < z.size() && z[i] >= '0' && z[i] <= '9';
+         ++i, scale /= 10) {
+      ms += (z[i] - '0') * scale;
+      if (scale == 1) break;
+    }
+  }
+  return UtcMs(y, mo, d, h, mi, s, ms);
+}
+
+int64_t ParseHttpDateMs(std::string_view text) {
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  int d, y, h, mi, s;
+  char month[4] = {0};
+  const std::string z(text);
+  if (std::sscanf(z.c_str(), "%*3s, %2d %3s %4d %2d:%2d:%2d GMT", &d, month, &y, &h, &mi, &s) !=
+      6) {
+    return 0;
+  }
+  for (int m = 0; m < 12; ++m) {
+    if (std::string_view(month) == kMonths[m]) return UtcMs(y, m + 1, d, h, mi, s, 0);
+  }
+  return 0;
+}
 
 Result<S3ListPage> ParseListObjectsV2(std::string_view xml, std::string_view source) {
   SLUICE_ASSIGN_OR_RETURN(XmlElement root, ParseXml(xml, source));
@@ -48,6 +101,7 @@ Result<S3ListPage> ParseListObjectsV2(std::string_view xml, std::string_view sou
       }
       SLUICE_ASSIGN_OR_RETURN(entry.size, ParseSize(e.ChildText("Size"), source));
       entry.etag = e.ChildText("ETag");
+      entry.last_modified_ms = ParseIso8601Ms(e.ChildText("LastModified"));
       page.objects.push_back(std::move(entry));
     } else if (e.name == "CommonPrefixes") {
       const std::string& prefix = e.ChildText("Prefix");

@@ -18,7 +18,14 @@ struct S3ObjectEntry {
   std::string key;
   uint64_t size = 0;
   std::string etag;
+  int64_t last_modified_ms = 0;  // <LastModified>; 0 when absent or unreadable
 };
+
+// S3's two spellings of a time, as milliseconds since the Unix epoch (0 when `text` is not
+// one): ISO 8601 in XML ("2026-12-01T23:05:09.123Z") and the HTTP date of a Last-Modified
+// header ("Tue, 01 Dec 2026 23:05:09 GMT", RFC 9110's IMF-fixdate).
+int64_t ParseIso8601Ms(std::string_view text);
+int64_t ParseHttpDateMs(std::string_view text);
 
 struct S3ListPage {
   std::vector<S3ObjectEntry> objects;

@@ -2,6 +2,8 @@
 // pool, on-demand loads by readers, release at window ends, eviction under pressure.
 #include "chunk_cache.h"
 
+#include "sluice/pipeline/wait_check.h"
+
 namespace sluice::pipeline {
 namespace {
 
@@ -238,11 +240,15 @@ Result<ChunkCache::Handle> ChunkCache::Get(uint64_t chunk) {
         --e.waiters;
         break;
       case State::kFetching:
-      case State::kDecoding:
+      case State::kDecoding: {
+        // On the consumer's thread the wait wakes for its check (Ctrl-C in Python): a fetch
+        // held up by the network must not make next(it) uninterruptible.
         ++e.waiters;
-        cv_.wait(l);
+        Status interrupted = WaitWithCheck(cv_, l);
         --e.waiters;
+        if (!interrupted.ok()) return interrupted;
         break;
+      }
     }
   }
 }

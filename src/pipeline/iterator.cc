@@ -49,6 +49,7 @@ class Iterator::Impl {
   uint64_t elements_ = 0;
   io::cache::Cache* cache_ = nullptr;  // the source's node-local cache, if any
   io::cache::CacheStats cache_start_;  // its figures when this iterator began
+  io::HttpEngineStats network_start_;  // the process's HTTP figures when the run began
 };
 
 Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
@@ -68,6 +69,7 @@ Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
 
 Status Iterator::Impl::BuildRun(uint64_t epoch) {
   run_epoch_ = epoch;
+  network_start_ = io::ProcessHttpStats();
   ctx_ = std::make_unique<PipelineContext>(options_, pool_.get(), buffers_.get(), budget_.get(),
                                            quarantine_.get());
   ctx_->RegisterGraph(root_.get());
@@ -171,6 +173,8 @@ PipelineStats Iterator::Impl::Stats() const {
   s.buffer_allocations = buffers_->allocations();
   s.stages = ctx_->SnapshotStages();
   if (cache_ != nullptr) s.cache = cache_->stats().Since(cache_start_);
+  io::HttpEngineStats network = io::Since(io::ProcessHttpStats(), network_start_);
+  if (network.requests > 0 || network.in_flight > 0 || network.queued > 0) s.network = network;
   return s;
 }
 

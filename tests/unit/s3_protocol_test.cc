@@ -34,6 +34,31 @@ TEST(S3Xml, ListPageWithObjectsPrefixesAndContinuation) {
   EXPECT_EQ(page->next_token, "tok+/=");
 }
 
+TEST(S3Time, ListingAndHeaderTimesAreMillisecondsSinceTheEpoch) {
+  // 2026-12-01T23:05:09Z is 1796166309 s after the epoch.
+  EXPECT_EQ(ParseIso8601Ms("2026-12-01T23:05:09.123Z"), 1796166309123);
+  EXPECT_EQ(ParseIso8601Ms("2026-12-01T23:05:09Z"), 1796166309000);
+  EXPECT_EQ(ParseIso8601Ms("2026-12-01T23:05:09.5Z"), 1796166309500);
+  EXPECT_EQ(ParseHttpDateMs("Tue, 01 Dec 2026 23:05:09 GMT"), 1796166309000);
+  auto page = ParseListObjectsV2(
+      "<ListBucketResult><Contents><Key>k</Key><Size>1</Size>"
+      "<LastModified>2026-12-01T23:05:09.123Z</LastModified></Contents>"
+      "<IsTruncated>false</IsTruncated></ListBucketResult>",
+      "s3://b/");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->objects[0].last_modified_ms, 1796166309123);
+}
+
+TEST(S3Time, UnreadableTimesAreUnknownNotWrong) {
+  for (const char* bad : {"", "yesterday", "2026-13-01T00:00:00Z", "2026-12-01",
+                          "Tue, 01 Foo "
+                          "2026 23:05:09 GMT",
+                          "Tue, 01 Dec 2026 25:05:09 GMT"}) {
+    EXPECT_EQ(ParseIso8601Ms(bad), 0) << bad;
+    EXPECT_EQ(ParseHttpDateMs(bad), 0) << bad;
+  }
+}
+
 TEST(S3Xml, UnencodedListingKeepsKeysAsWritten) {
   auto page = ParseListObjectsV2(
       "<ListBucketResult><Contents><Key>a%20b</Key><Size>1</Size></Contents>"

@@ -157,9 +157,11 @@ TEST_F(S3ServerTest, WrongSecretIsSignatureDoesNotMatchWithoutTheSecret) {
   AwsCredentials keys = *options_.aws.credentials;
   keys.secret_access_key = "wrong-secret-0123456789abcdefWRONG";
   auto bad = FsWith(keys);
-  auto r = bad->OpenForRead(P("a"));  // HEAD: the status alone
+  auto r = bad->OpenForRead(P("a"));  // HEAD: no body; the error code comes from a GET
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("HTTP 403"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("HTTP 403 SignatureDoesNotMatch"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find(P("a")), std::string::npos);
   Status s = bad->WriteAll(P("b"), "y");  // PUT: S3's error document
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("SignatureDoesNotMatch"), std::string::npos) << s.ToString();
@@ -172,6 +174,9 @@ TEST_F(S3ServerTest, WrongSecretIsSignatureDoesNotMatchWithoutTheSecret) {
 
 TEST_F(S3ServerTest, UnknownAccessKeyIsInvalidAccessKeyId) {
   auto bad = FsWith(AwsCredentials{"AKNOSUCHKEY000000000", "some-secret-value-xyz", ""});
+  Status bucket = bad->CreateDirs(root_);  // a HEAD of the bucket
+  EXPECT_NE(bucket.message().find("InvalidAccessKeyId"), std::string::npos) << bucket.ToString();
+  EXPECT_EQ(bucket.message().find("some-secret-value-xyz"), std::string::npos);
   Status s = bad->WriteAll(P("b"), "y");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("InvalidAccessKeyId"), std::string::npos) << s.ToString();

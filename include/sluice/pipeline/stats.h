@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sluice/io/cache/cache_stats.h"
+#include "sluice/io/http_engine.h"
 
 namespace sluice::pipeline {
 
@@ -50,12 +51,15 @@ struct PipelineStats {
   // The node-local cache the source reads through (docs/cache.md), counted since the
   // iterator was created; absent without a cache.
   std::optional<io::cache::CacheStats> cache;
+  // HTTP requests of the whole process (S3, WebHDFS) since the iterator began: counters
+  // since then, gauges (in flight, queued) now; absent when no request was made.
+  std::optional<io::HttpEngineStats> network;
 
   // Index of the stage that limits throughput (highest busy share of its threads), -1 if
   // none did measurable work.
   int bottleneck() const;
   // "trainer waited 23% of wall time; bottleneck: map:decode_image at 100% busy, 2 threads"
-  // followed by one line per stage.
+  // followed by one line per stage, then the cache's and the network's lines when present.
   std::string Report() const;
 };
 
