@@ -4,6 +4,7 @@ them, also through the fault-injecting proxy. The HDFS here is tests/tools/webhd
 a server written from the WebHDFS REST document (no Hadoop cluster is available)."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,14 +49,26 @@ def shard_files(directory):
     return sorted(p.name for p in Path(directory).iterdir() if ".tfrecord" in p.name)
 
 
+def by_position(directory):
+    """Shard files by name without the writer's run id (data-<run>-00000...: each conversion
+    has its own), so two conversions' shards pair up."""
+    return {re.sub(r"-[0-9a-f]{12}-", "-", name): Path(directory) / name
+            for name in shard_files(directory)}
+
+
+def assert_same_shards(remote, local):
+    remote, local = by_position(remote), by_position(local)
+    assert sorted(remote) == sorted(local)
+    for name in local:
+        assert remote[name].read_bytes() == local[name].read_bytes(), name
+
+
 def test_convert_to_hdfs_writes_the_shards_a_local_conversion_writes(hdfs, jsonl, tmp_path):
     run("convert", "jsonl", jsonl, tmp_path / "local", "--shard-size", "40KB")
     run("convert", "jsonl", jsonl, hdfs.url("/data/remote"), "--shard-size", "40KB")
     remote = Path(hdfs.root) / "data" / "remote"  # the server's backing directory
-    assert shard_files(remote) == shard_files(tmp_path / "local")
+    assert_same_shards(remote, tmp_path / "local")
     assert len(shard_files(remote)) > 4
-    for name in shard_files(remote):
-        assert (remote / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
     assert not [p.name for p in remote.iterdir() if ".tmp-" in p.name]  # no temporaries
     manifest = json.loads((remote / "dataset.json").read_text())
     assert manifest["total_records"] == 2000
@@ -103,8 +116,7 @@ def test_convert_and_read_through_faults_stay_exact(hdfs, jsonl, tmp_path):
         run("convert", "jsonl", jsonl, url, "--shard-size", "40KB")
         run("convert", "jsonl", jsonl, tmp_path / "local", "--shard-size", "40KB")
         remote = Path(hdfs.root) / "data" / "faulty"
-        for name in shard_files(tmp_path / "local"):
-            assert (remote / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+        assert_same_shards(remote, tmp_path / "local")
         assert "no faults" in run("verify", url).stdout
         faults = proxy.counts()["faults"]
         assert faults.get("status", 0) > 0 and faults.get("reset", 0) > 0
