@@ -8,8 +8,9 @@
 #include <map>
 
 #include "dist/map_phase.h"
-#include "dist/staged_output.h"
+#include "dist/derived_job.h"
 #include "dist/wire.h"
+#include "sluice/dist/convert_job.h"
 #include "sluice/base/random.h"
 #include "sluice/format/shard_writer.h"
 
@@ -111,12 +112,11 @@ class ShardSpills {
 }  // namespace
 
 Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(DerivedJob job, StartDerivedJob(t, o.input, o.output));
+  OutputShards one_file_each = o.shards;
+  one_file_each.shard_bytes = UINT64_MAX;  // exactly one file per output shard
+  SLUICE_ASSIGN_OR_RETURN(DerivedJob job,
+                          StartDerivedJob(t, o.input, o.output, one_file_each, "sluice reshard"));
   const std::vector<TaskSpec>& tasks = job.tasks;
-  io::FileSystem* in_fs = job.in_fs;
-  const std::string& in_path = job.in_path;
-  StagedOutput& out = *job.out;
-  SLUICE_ASSIGN_OR_RETURN(auto codec, format::ParseCodec(o.shards.codec));
   uint64_t bytes = 0;
   for (const auto& task : tasks) bytes += task.bytes;
   const uint64_t shards =
@@ -152,35 +152,26 @@ Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
       Exchange(t, &source, sink, {o.job.memory_budget / 2, "reshard (exchange)"}).status());
   for (const auto& run : map.runs) (void)io::LocalFileSystem()->Delete(run);
 
-  // Write the owned shards, one staged task each.
-  Status written;
-  for (uint64_t s = t->rank(); s < shards && written.ok(); s += t->size()) {
-    format::RecordWriterOptions ro;
-    ro.codec = codec;
-    format::ShardWriterOptions wo;
-    wo.record = ro;
-    wo.target_shard_bytes = UINT64_MAX;  // exactly one file per output shard
-    wo.prefix = "part";
-    auto writer = format::ShardWriter::Open(out.fs(), out.FreshAttemptDir(s, 0), wo);
-    written = writer.status();
-    if (written.ok()) written = spills.WriteShard(s, writer->get());
-    if (written.ok()) written = (*writer)->Close();
-    if (written.ok()) written = out.CommitAttempt(s, 0);
+  // Write the owned shards, one output task each.
+  Status status;
+  std::vector<std::pair<TaskId, TaskOutput>> written;
+  for (uint64_t s = t->rank(); s < shards && status.ok(); s += t->size()) {
+    auto writer = job.out->OpenPart(AttemptPart(s, 0, 0));
+    status = writer.status();
+    if (status.ok()) status = spills.WriteShard(s, writer->get());
+    if (status.ok()) status = (*writer)->Close();
+    if (status.ok()) written.emplace_back(s, OutputOf(**writer));
   }
-  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, written));
+  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, status));
   SLUICE_ASSIGN_OR_RETURN(auto totals, t->AllReduceSum({received}));
   ReshardResult result;
   result.records = totals[0];
   result.progress = map.tasks.progress;
-  Status published;
-  if (t->rank() == 0) {
-    std::map<std::string, std::string> metadata{{"reshard_of", o.input},
-                                                {"reshard_seed", std::to_string(o.seed)}};
-    format::Manifest m;
-    published = out.PublishDerived(shards, o.shards.prefix, in_fs, in_path, metadata, &m);
-    result.shards = m.shards.size();
-  }
-  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, published));
+  std::map<std::string, std::string> metadata{{"reshard_of", o.input},
+                                              {"reshard_seed", std::to_string(o.seed)}};
+  format::Manifest m;
+  SLUICE_RETURN_IF_ERROR(PublishDerived(t, &job, shards, written, metadata, &m));
+  result.shards = m.shards.size();
   return result;
 }
 

@@ -30,7 +30,8 @@ struct JobOptions {
 struct OutputShards {
   std::string codec = "zstd";          // Default: zstd
   uint64_t shard_bytes = 100'000'000;  // Default: 100 MB
-  std::string prefix = "data";         // Default: data-00000-of-00012.tfrecord.zst
+  std::string prefix = "data";         // Default: data-<run>-t000003-00000.tfrecord.zst
+  bool overwrite = false;              // Default: refuse an OUT holding a published dataset
 };
 
 // `sluice stats IN --key F`: records per value of feature F.
