@@ -84,15 +84,25 @@ void CheckpointIfDue(LogStore* store, const std::string& root, const TableState&
 
 bool TableAbsent(const Status& s) { return s.code() == StatusCode::kNotFound; }
 
+// The latest state: `held` (a version of this table) caught up with the commits after it,
+// which reads only those; else loaded from the checkpoint and the commits after it.
+Result<TableState> LatestState(LogStore* store, const std::string& root, const TableState* held) {
+  if (held == nullptr || held->version < 0) return LoadTableState(store, root, std::nullopt);
+  TableState state = *held;
+  SLUICE_RETURN_IF_ERROR(CatchUp(store, root, &state).status());
+  return state;
+}
+
 }  // namespace
 
 Result<CommitResult> CommitToTable(LogStore* store, const std::string& root,
                                    const CommitOptions& options, const PlanFn& plan,
-                                   bool may_create, TableState* final_state) {
+                                   bool may_create, TableState* final_state,
+                                   const TableState* held) {
   const CommitClock clock = ClockFor(options);
   for (int round = 0;; ++round) {
     TableState state;
-    Result<TableState> loaded = LoadTableState(store, root, std::nullopt);
+    Result<TableState> loaded = LatestState(store, root, round == 0 ? held : nullptr);
     if (loaded.ok()) {
       state = std::move(*loaded);
       SLUICE_RETURN_IF_ERROR(CheckCanWrite(*state.protocol, *state.metadata, root));
@@ -262,8 +272,8 @@ Result<std::vector<HistoryEntry>> Table::History(std::optional<size_t> limit) co
 
 Result<CommitResult> Table::CommitPlanned(const CommitOptions& options, const PlanFn& plan) {
   TableState state;
-  SLUICE_ASSIGN_OR_RETURN(CommitResult r,
-                          CommitToTable(store_.get(), root_, options, plan, false, &state));
+  SLUICE_ASSIGN_OR_RETURN(CommitResult r, CommitToTable(store_.get(), root_, options, plan, false,
+                                                        &state, state_.get()));
   state_ = std::make_shared<const TableState>(std::move(state));
   return r;
 }

@@ -22,10 +22,12 @@ using PlanFn = std::function<Status(const TableState&, Transaction*)>;
 // Loads the latest state (none when `may_create` and the table is absent), plans, commits,
 // checkpoints when due, and leaves the latest state in *final_state. A create that loses the
 // race to another creator plans again against the table that won. A plan with no actions on
-// an existing table commits nothing.
+// an existing table commits nothing. `held`: a state of this table the caller already has
+// (a Table's snapshot); the latest is then reached by reading only the commits after it.
 Result<CommitResult> CommitToTable(LogStore* store, const std::string& root,
                                    const CommitOptions& options, const PlanFn& plan,
-                                   bool may_create, TableState* final_state);
+                                   bool may_create, TableState* final_state,
+                                   const TableState* held = nullptr);
 
 PlanFn AppendPlan(std::vector<DataFile> files, const CommitOptions& options,
                   const std::string& root);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "sluice/table/table.h"
@@ -53,7 +54,9 @@ bool Parse(int argc, char** argv, Args* a) {
   return true;
 }
 
-Status AppendOne(const Args& a, int commit) {
+// `table`: the table as of this writer's previous commit (empty before its first), so that a
+// commit reads only the commits made since, as a long-lived writer does.
+Status AppendOne(const Args& a, int commit, std::optional<Table>* table) {
   std::string local;
   SLUICE_ASSIGN_OR_RETURN(io::FileSystem * fs, io::FileSystemFor(a.root, &local));
   TableWriterOptions wo;
@@ -67,10 +70,15 @@ Status AppendOne(const Args& a, int commit) {
   CommitOptions o;
   o.checkpoint_interval = a.checkpoint_interval;
   if (!a.txn.empty()) o.txn = TxnId{a.txn, commit};
-  Result<CommitResult> r = Table::Append(fs, local, files, o);
+  Result<CommitResult> r =
+      table->has_value() ? (*table)->AppendFiles(files, o) : Table::Append(fs, local, files, o);
   if (!r.ok()) {
     writer->Abort();
     return r.status();
+  }
+  if (!table->has_value()) {
+    SLUICE_ASSIGN_OR_RETURN(Table t, Table::Open(fs, local));
+    table->emplace(std::move(t));
   }
   std::printf("committed %lld %d %s %d%s\n", static_cast<long long>(r->version), r->attempts,
               files[0].path.c_str(), a.records, r->duplicate ? " duplicate" : "");
@@ -88,8 +96,9 @@ int main(int argc, char** argv) {
                  "[--txn APP] [--checkpoint-interval K]\n");
     return 2;
   }
+  std::optional<Table> table;
   for (int i = 0; i < a.commits; ++i) {
-    Status s = AppendOne(a, i);
+    Status s = AppendOne(a, i, &table);
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
       return 1;

@@ -245,6 +245,23 @@ TEST_F(TableCommitTest, PutThatFailsIsRetriedAndGivesUpWithTheError) {
   EXPECT_EQ(Open().version(), 1);
 }
 
+TEST_F(TableCommitTest, HeldTableCommitsReadingOnlyTheCommitsAfterItsVersion) {
+  CommitOptions o;
+  o.checkpoint_interval = 0;  // without a checkpoint a fresh load lists and replays all
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(Table::Append(fs(), kRoot, {Shard(i, 1)}, o).ok());
+  auto store = std::make_shared<RacingStore>(fs(), nullptr);
+  Table t = Open(store);
+  ASSERT_TRUE(Table::Append(fs(), kRoot, {Shard(20, 1)}, o).ok());  // another writer: v20
+  store->lists = store->reads = 0;
+  auto r = t.AppendFiles({Shard(21, 1)}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 21);
+  EXPECT_EQ(store->lists, 0);
+  EXPECT_LE(store->reads, 4);  // v20, then the versions after the commit; never v0..v19
+  EXPECT_EQ(t.num_records(), 22);
+  EXPECT_EQ(Open().num_records(), 22);
+}
+
 TEST_F(TableCommitTest, CheckpointsUpgradeTheProtocolAndOpenWithoutListing) {
   CommitOptions o;
   o.checkpoint_interval = 5;
