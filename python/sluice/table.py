@@ -233,22 +233,23 @@ def write_table(path: Union[str, os.PathLike], records: Iterable[bytes], *,
                 features: Optional[Mapping[str, Any]] = None, codec: str = "zstd",
                 txn: Optional[TxnId] = None,
                 target_file_size: int = DEFAULT_TARGET_FILE_SIZE) -> int:
-    """Writes `records` into the table at PATH (created when absent, partitioned by
-    `partition_by`, default: the keys of `partition`) as one commit, like delta-rs's
-    write_deltalake. Returns the version."""
+    """Writes `records` into the table at PATH as one commit, like delta-rs's
+    write_deltalake: appends, or overwrites the files matching `predicate` (all by default).
+    An absent table is created by this commit (version 0 then holds the records), partitioned
+    by `partition_by` (default: the keys of `partition`) with the feature schema `features`.
+    Returns the version."""
     path = os.fspath(path)
+    columns = list(partition_by) if partition_by is not None else sorted(partition or {})
+    writer = _sluice._TableWriter(path, _partition(partition), codec, target_file_size)
     try:
-        table = Table(path)
-    except _sluice.NotFoundError:
-        columns = list(partition_by) if partition_by is not None else sorted(partition or {})
-        try:
-            table = Table.create(path, partition_by=columns, features=features)
-        except _sluice.AlreadyExistsError:  # another writer created it meanwhile
-            table = Table(path)
-    with table.writer(partition=partition, codec=codec, target_file_size=target_file_size) as w:
         for record in records:
-            w.write(record)
-        return w.commit(mode=mode, predicate=predicate, txn=txn)
+            writer.write(record)
+        files = writer.finish()
+        return _sluice._commit_files(path, files, mode, predicate, columns, _features(features),
+                                     txn)["version"]
+    except BaseException:
+        writer.abort()  # the shards were never referenced
+        raise
 
 
 def resolve_read(path: str, version: Optional[int],

@@ -302,6 +302,29 @@ class PyTableWriter {
   std::unique_ptr<table::TableWriter> writer_;
 };
 
+// Commits files a _TableWriter wrote under PATH: creates the table (holding them, version 0)
+// when absent, else appends or overwrites (the files matching `predicate`).
+py::dict CommitFiles(const std::string& path, std::vector<DataFile> files, const std::string& mode,
+                     const std::optional<std::string>& predicate,
+                     const std::vector<std::string>& partition_by,
+                     const std::map<std::string, std::pair<std::string, int64_t>>& features,
+                     const std::optional<std::pair<std::string, int64_t>>& txn) {
+  if (mode != "append" && mode != "overwrite") {
+    ThrowStatus(InvalidArgument("mode must be 'append' or 'overwrite', not '" + mode + "'"));
+  }
+  table::CommitOptions o = Commit(txn, partition_by, features);
+  table::FilePredicate where = Predicate(predicate);
+  std::string local;
+  io::FileSystem* fs = ValueOrThrow(io::FileSystemFor(path, &local));
+  return CommitDict(Unlocked([&]() -> Result<table::CommitResult> {
+    if (mode == "overwrite" && Table::IsTable(fs, local)) {
+      SLUICE_ASSIGN_OR_RETURN(Table t, Table::Open(fs, local));
+      return t.Overwrite(std::move(files), where, o);
+    }
+    return Table::Append(fs, local, std::move(files), o);
+  }));
+}
+
 // (root, version) of the table PATH names at the version/timestamp asked, or None.
 py::object ResolveTable(const std::string& path, std::optional<int64_t> version,
                         std::optional<int64_t> timestamp_ms) {
@@ -356,6 +379,8 @@ void RegisterTable(py::module_& m) {
       .def_property_readonly("records_written", &PyTableWriter::records_written);
   m.def("_resolve_table", &ResolveTable, arg("path"), arg("version") = py::none(),
         arg("timestamp_ms") = py::none());
+  m.def("_commit_files", &CommitFiles, arg("path"), arg("files"), arg("mode"), arg("predicate"),
+        arg("partition_by"), arg("features"), arg("txn"));
   m.def("_parse_timestamp",
         [](const std::string& text) { return ValueOrThrow(table::ParseTimestamp(text)); });
   m.def("_format_timestamp", [](int64_t ms) { return table::FormatTimestamp(ms); });

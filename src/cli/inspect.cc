@@ -6,11 +6,13 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/table_summary.h"
 #include "sluice/base/bytes.h"
 #include "sluice/format/example_json.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/table/table.h"
 
 namespace sluice::cli {
 namespace {
@@ -29,10 +31,12 @@ struct ShardFacts {
   bool indexed = false;
 };
 
-// The dataset behind PATH: its shards in order and, for a directory, its manifest.
+// The dataset behind PATH: its shards in order and, for a directory, its manifest; for a
+// table (docs/table.md), one version's files.
 struct Dataset {
   Location where;
   format::ResolvedDataset resolved;
+  std::optional<table::Table> table;
   const std::vector<std::string>& shards() const { return resolved.shards; }
   const std::optional<format::Manifest>& manifest() const { return resolved.manifest; }
 };
@@ -40,6 +44,14 @@ struct Dataset {
 Result<Dataset> OpenDataset(const std::string& uri) {
   Dataset d;
   SLUICE_ASSIGN_OR_RETURN(d.where, Locate(uri));
+  SLUICE_ASSIGN_OR_RETURN(auto selection, table::ResolveTableRead(d.where.fs, d.where.path));
+  if (selection.has_value()) {
+    table::OpenOptions version;
+    version.version = selection->version;
+    SLUICE_ASSIGN_OR_RETURN(d.table, table::Table::Open(d.where.fs, selection->root, version));
+    d.resolved.shards = selection->files;
+    return d;
+  }
   SLUICE_ASSIGN_OR_RETURN(d.resolved, format::ResolveDataset(d.where.fs, d.where.path));
   return d;
 }
@@ -139,6 +151,7 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
   }
   fmt::print("{}: {} shard(s), {} records, {}\n", opts.path, shards.size(), records,
              FormatByteSize(bytes));
+  if (d.table) PrintTableSummary(*d.table);
   size_t width = 5;
   for (const auto& s : shards) width = std::max(width, s.path.size());
   fmt::print("  {:<{}}  {:<5}  {:>10}  {:>12}  {}\n", "shard", width, "codec", "records", "bytes",
@@ -147,7 +160,9 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
     fmt::print("  {:<{}}  {:<5}  {:>10}  {:>12}  {}\n", s.path, width, format::CodecName(s.codec),
                s.records, s.file_bytes, s.indexed ? "yes" : "no");
   }
-  if (d.manifest() && !d.manifest()->features.empty()) {
+  if (d.table && !d.table->features().empty()) {
+    PrintSchema(d.table->features(), "from the table's metaData");
+  } else if (d.manifest() && !d.manifest()->features.empty()) {
     PrintSchema(d.manifest()->features, "from dataset.json");
   } else {
     format::SchemaInference inference;
@@ -186,8 +201,9 @@ void AddInspectCommand(CLI::App* app, int* exit_code) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* cmd = app->add_subcommand("inspect", "Show a dataset's shards, counts and schema");
   cmd->footer(
-      "PATH is a shard file, a directory with dataset.json (or with *.tfrecord* files), or a "
-      "glob. --json prints the first records as JSON lines instead (bytes in base64).");
+      "PATH is a shard file, a directory with dataset.json (or with *.tfrecord* files), a "
+      "glob, or a table (its directory, or DIR@vN for version N). --json prints the first records "
+      "as JSON lines instead (bytes in base64).");
   cmd->add_option("PATH", opts->path, "shard file, dataset directory or glob")->required();
   cmd->add_option("--records,-n", opts->records,
                   "records to print with --json, or to infer the schema from")

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   AddCleanCommand(&app, &exit_code);
   AddCacheCommand(&app, &exit_code);
   AddReshardCommand(&app, &exit_code);
+  AddTableCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

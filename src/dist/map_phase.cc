@@ -48,8 +48,12 @@ Result<std::vector<TaskSpec>> ShardTasks(const std::string& input) {
     t.input = shard;
     SLUICE_ASSIGN_OR_RETURN(io::FileInfo info, fs->Stat(shard));
     t.bytes = info.size;
-    // TODO(issue 16): t.hosts = PreferredHosts(io::FileBlockLocations(shard URI)) once the
-    // WebHDFS file system implements FileBlockLocations (declared, not yet defined on main).
+    // Only HDFS knows where a file's bytes live; other file systems would answer one block
+    // without hosts, at the cost of a request per shard.
+    if (fs->name() == "hdfs") {
+      SLUICE_ASSIGN_OR_RETURN(auto blocks, io::FileBlockLocations(shard));
+      t.hosts = PreferredHosts(blocks);
+    }
     tasks.push_back(std::move(t));
   }
   return tasks;

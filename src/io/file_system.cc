@@ -10,6 +10,7 @@
 
 #include "sluice/base/thread_pool.h"
 #include "sluice/io/s3_file_system.h"
+#include "sluice/io/webhdfs_file_system.h"
 
 namespace sluice::io {
 
@@ -203,6 +204,10 @@ Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path)
   if (scheme == "s3") {
     *local_path = std::string(uri);  // S3 paths are whole URIs
     return S3FileSystemFromEnvironment();
+  }
+  if (scheme == "hdfs" || scheme == "webhdfs") {
+    *local_path = std::string(uri);  // WebHDFS paths are whole URIs too
+    return static_cast<FileSystem*>(WebHdfsFileSystemFromEnvironment());
   }
   return Unimplemented("no file system for scheme '" + std::string(scheme) + "' in " +
                        std::string(uri) + " (only local paths are supported so far)");

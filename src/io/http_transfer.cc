@@ -145,6 +145,10 @@ void SetUpTransfer(const HttpRequest& attempt, const TransferLimits& limits, Tra
     }
   }
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->header_list);
+  // libcurl silently sends a request again when a reused connection turns out dead before
+  // the first reply byte, though the server may have acted on it: a request that must not be
+  // repeated (a WebHDFS APPEND) gets a connection of its own.
+  if (!attempt.retry) curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
   t->expected_body_bytes = attempt.expected_body_bytes;
   t->max_body_bytes = limits.max_body_bytes;
 }

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 
+#include "cache_hooks.h"
 #include "chunk_cache.h"
 #include "nodes.h"
 #include "parallel_runner.h"
@@ -131,6 +132,9 @@ class ReadIterator final : public StageIterator, private ChunkWork {
 void ReadIterator::StartCache() {
   cache_.reset();
   if (chunks_ == nullptr || !cfg_.source->reads_by_chunk()) return;
+  // The node-local cache under the source, if any, evicts and prefetches along the node's
+  // reads of this epoch and the next. Best effort: without a plan it is an LRU of blocks.
+  (void)AnnounceNodePlan(cfg_, chunks_, {{order_, slice_.start()}, {MakeOrder(epoch_ + 1), 0}});
   ChunkCache::Options o;
   o.capacity_bytes = ChunkCacheCapacity(ctx_->options().memory_budget_bytes);
   o.max_decodes = std::max<size_t>(1, ctx_->pool()->size());

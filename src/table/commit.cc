@@ -135,11 +135,15 @@ AttemptResult TryCommit(LogStore* store, const std::string& root, TableState* st
   return r;
 }
 
+bool IsRetryableStorageError(const Status& status) {
+  return status.code() == StatusCode::kIoError || status.code() == StatusCode::kResourceExhausted;
+}
+
 Result<CommitResult> RunCommit(LogStore* store, const std::string& root, TableState* state,
                                const Transaction& txn, int max_attempts, const CommitClock& clock,
-                               std::optional<Conflict>* conflict) {
+                               std::optional<Conflict>* conflict, int max_storage_retries) {
   const std::string attempt_id = NewUuid();
-  Status last_error;
+  int storage_errors = 0;  // in a row
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     AttemptResult r = TryCommit(store, root, state, txn, attempt_id, clock);
     switch (r.outcome) {
@@ -156,16 +160,17 @@ Result<CommitResult> RunCommit(LogStore* store, const std::string& root, TableSt
                                   std::string(ConflictKindName(r.conflict->kind)) +
                                   "): " + r.conflict->reason + "; nothing was committed");
       case CommitOutcome::kRetryable:
-        if (!r.error.ok()) {
-          last_error = r.error;
-          if (clock.wait_before_retry) clock.wait_before_retry(attempt);
+        if (r.error.ok()) {
+          storage_errors = 0;  // lost a race: someone made progress
+          break;
         }
+        if (!IsRetryableStorageError(r.error) || ++storage_errors > max_storage_retries) {
+          return r.error.WithContext("commit to " + root + " (attempt " + std::to_string(attempt) +
+                                     ")");
+        }
+        if (clock.wait_before_retry) clock.wait_before_retry(storage_errors);
         break;
     }
-  }
-  if (!last_error.ok()) {
-    return last_error.WithContext("commit to " + root + " failed after " +
-                                  std::to_string(max_attempts) + " attempts");
   }
   return ResourceExhausted("commit to " + root + ": gave up after " + std::to_string(max_attempts) +
                            " attempts (other writers kept committing first)");

@@ -84,12 +84,17 @@ AttemptResult TryCommit(LogStore* store, const std::string& root, TableState* st
                         const Transaction& txn, const std::string& attempt_id,
                         const CommitClock& clock);
 
+// The storage errors worth another attempt (a dropped connection, throttling); any other
+// error (permissions, a missing directory, a corrupt winning commit) ends the commit at once.
+bool IsRetryableStorageError(const Status& status);
+
 // Attempts until committed, conflicted (FailedPrecondition "commit conflict (<kind>): ...",
-// and *conflict set when given) or out of attempts (the last storage error, else
-// ResourceExhausted).
+// and *conflict set when given), a storage error that is not retryable or persists past
+// `max_storage_retries` retries in a row, or out of attempts (ResourceExhausted).
 Result<CommitResult> RunCommit(LogStore* store, const std::string& root, TableState* state,
                                const Transaction& txn, int max_attempts, const CommitClock& clock,
-                               std::optional<Conflict>* conflict = nullptr);
+                               std::optional<Conflict>* conflict = nullptr,
+                               int max_storage_retries = 4);
 
 // The commit file's text for `txn` at `version` (commitInfo first, then the actions).
 std::string CommitText(const Transaction& txn, const TableState& state, int64_t version,

@@ -23,7 +23,12 @@ class FileSystemLogStore final : public LogStore {
 
   Result<std::string> Read(const std::string& path) override { return fs_->ReadAll(path); }
 
+  // The first commit of a table also creates its _delta_log directory (on stores that have
+  // directories).
   Status PutIfAbsent(const std::string& path, std::string_view data) override {
+    Status s = fs_->PutIfAbsent(path, ByteView(data));
+    if (s.code() != StatusCode::kNotFound) return s;
+    SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(std::string(io::Dirname(path))));
     return fs_->PutIfAbsent(path, ByteView(data));
   }
 

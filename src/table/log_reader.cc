@@ -126,13 +126,21 @@ Result<TableState> LoadTableState(LogStore* store, const std::string& root,
   SLUICE_ASSIGN_OR_RETURN(std::vector<LogEntry> listing, ListLog(store, root));
   const std::string log_dir = LogDir(root);
   std::vector<std::string> skip;
+  Status first_checkpoint_error;
   while (true) {
-    SLUICE_ASSIGN_OR_RETURN(LogSegment seg, BuildLogSegment(listing, version, log_dir, skip));
+    Result<LogSegment> seg = BuildLogSegment(listing, version, log_dir, skip);
+    if (!seg.ok()) {
+      if (first_checkpoint_error.ok()) return seg.status();
+      // The version needed the checkpoint that failed: say why it could not be used.
+      return Status(first_checkpoint_error.code(),
+                    first_checkpoint_error.message() + "; " + seg.status().message());
+    }
     bool checkpoint_failed = false;
-    Result<TableState> state = Replay(store, log_dir, seg, &checkpoint_failed);
+    Result<TableState> state = Replay(store, log_dir, *seg, &checkpoint_failed);
     if (state.ok() || !checkpoint_failed) return state;
     // A damaged checkpoint costs time, not data: replay from an older one, or from 0.
-    skip.push_back(seg.checkpoint->path.name);
+    if (first_checkpoint_error.ok()) first_checkpoint_error = state.status();
+    skip.push_back(seg->checkpoint->path.name);
   }
 }
 

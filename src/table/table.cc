@@ -123,9 +123,8 @@ Result<CommitResult> CommitToTable(LogStore* store, const std::string& root,
     }
     txn.checkpoint_interval = AutoCheckpointInterval(protocol, metadata, options);
     std::optional<Conflict> conflict;
-    TableState before = state;
-    Result<CommitResult> r =
-        RunCommit(store, root, &state, txn, std::max(1, options.max_attempts), clock, &conflict);
+    Result<CommitResult> r = RunCommit(store, root, &state, txn, std::max(1, options.max_attempts),
+                                       clock, &conflict, std::max(0, options.max_storage_retries));
     if (!r.ok() && conflict.has_value() && conflict->kind == ConflictKind::kTableExists &&
         round == 0 && txn.read_version < 0) {
       continue;  // another writer created the table first: write to it

@@ -363,6 +363,12 @@ TEST(FileSystemFor, DispatchesSchemes) {
   ASSERT_TRUE(fs.ok()) << fs.status().ToString();
   EXPECT_EQ((*fs)->name(), "s3");
   EXPECT_EQ(p, "s3://bucket/x");
+  for (const char* hdfs : {"hdfs://namenode:9870/data/x", "webhdfs://namenode/data/x"}) {
+    fs = FileSystemFor(hdfs, &p);
+    ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+    EXPECT_EQ((*fs)->name(), "hdfs");
+    EXPECT_EQ(p, hdfs);
+  }
   fs = FileSystemFor("gopher://host/x", &p);
   EXPECT_EQ(fs.status().code(), StatusCode::kUnimplemented);
 }

@@ -396,7 +396,7 @@ TEST_P(PipelineChunks, DamagedChunkUnderSkipLosesOnlyItsRecords) {
 
 // Issue 13 #5: a state from another dataset whose shards have the same names and record
 // counts (other content) is refused, naming both snapshots.
-TEST_P(PipelineChunks, StateOfAnotherDatasetWithEqualCountsRestores) {
+TEST_P(PipelineChunks, StateOfAnotherDatasetWithEqualCountsIsRefused) {
   Write(GetParam(), {300, 0, 410, 255, 199}, "/other", /*prefix=*/"x");
   auto a = MakeIt(Pipeline(Source("/d")), Options(2));
   Drain(a.get(), 3);

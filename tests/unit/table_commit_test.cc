@@ -237,7 +237,7 @@ TEST_F(TableCommitTest, PutThatFailsIsRetriedAndGivesUpWithTheError) {
   EXPECT_EQ(r->attempts, 3);
   store->fail_puts = 100;
   CommitOptions o;
-  o.max_attempts = 2;
+  o.max_storage_retries = 1;
   auto failed = t.AppendFiles({Shard(10, 5)}, o);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kIoError);

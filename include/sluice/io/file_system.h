@@ -182,8 +182,9 @@ FileSystem* LocalFileSystem();
 std::unique_ptr<FileSystem> NewMemoryFileSystem();
 
 // Picks the file system for a path or URI: "/x", "x", "file:///x" are local; "s3://bucket/key"
-// is S3 (S3FileSystemFromEnvironment; its paths are the whole URIs). Other schemes are
-// Unimplemented until their issues land. On success `*local_path` receives the path to hand
+// is S3 (S3FileSystemFromEnvironment; its paths are the whole URIs); "hdfs://namenode:port/x"
+// and "webhdfs://..." are HDFS through WebHDFS (WebHdfsFileSystemFromEnvironment, whole URIs
+// too; the port is the NameNode's HTTP port, docs/hdfs.md). Other schemes are Unimplemented. On success `*local_path` receives the path to hand
 // to the returned file system.
 Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path);
 

@@ -49,6 +49,10 @@ struct ReadOptions {
   std::optional<bool> cache;
   std::string cache_dir;     // Default: "" = $XDG_CACHE_HOME/sluice or ~/.cache/sluice
   uint64_t cache_bytes = 0;  // Default: 0 = the directory's capacity, or half its free disk
+  // Ranks per node sharing one cache directory (consecutive global ranks, as torchrun, Slurm
+  // and Open MPI number them): the cache plans its eviction and prefetch for all of them.
+  // Default: 0 = from the environment (io::cache::NodeFromEnvironment), 1 when it says nothing.
+  uint32_t cache_node_ranks = 0;
 };
 
 struct ShuffleOptions {

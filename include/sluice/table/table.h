@@ -63,8 +63,11 @@ struct CreateOptions {
 struct CommitOptions {
   std::optional<TxnId> txn;  // Default: none (every call commits)
   CreateOptions create;      // used only when the write creates the table
-  // Attempts before giving up when other writers keep committing first, or storage fails.
+  // Attempts before giving up when other writers keep committing first.
   int max_attempts = 1000;  // Default: 1000
+  // Retries of a storage error worth retrying (IoError, ResourceExhausted), with backoff
+  // (10 ms doubling, jittered); other errors end the commit at once.
+  int max_storage_retries = 4;  // Default: 4
   // Checkpoint every N commits when the table sets no delta.checkpointInterval; 0 = never.
   int64_t checkpoint_interval = 100;  // Default: 100 (as delta-rs)
   // Wall clock in ms since the epoch. Default: the system clock (tests inject one).
