@@ -83,6 +83,9 @@ void AddConvertJobFlags(CLI::App* cmd, ConvertJobFlags* f) {
                   "under mpirun/srun: input bytes per task (auto: 16 tasks per rank, within "
                   "1 MiB..128 MiB)")
       ->capture_default_str();
+  cmd->add_flag("--table", f->table,
+                "OUT is a sluice table (created if absent): append the output as one commit "
+                "(runs as a job, also without mpirun)");
 }
 
 TaskCounts TaskCounts::Of(const std::string& result) {
@@ -174,7 +177,8 @@ std::string Identity(const ConvertJobSpec& spec, const std::vector<dist::InputFi
             {"task_size", spec.flags.task_size},
             {"codec", spec.output.codec},
             {"shard_size", spec.output.shard_size},
-            {"prefix", spec.output.prefix}};
+            {"prefix", spec.output.prefix},
+            {"table", spec.flags.table}};
   for (const auto& f : files) j["inputs"].push_back({f.path, f.bytes});
   return j.dump();
 }
@@ -227,6 +231,7 @@ int RunConvertCommand(const ConvertJobSpec& spec, const std::vector<dist::InputF
     o.output.overwrite = spec.output.overwrite;
     o.output.command = spec.command;
     o.output.identity = Identity(spec, files);
+    o.output.table = spec.flags.table;
     std::vector<dist::TaskSpec> tasks;
     Status planned;
     if (t->rank() == 0) {

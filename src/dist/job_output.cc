@@ -8,6 +8,7 @@
 
 #include "dist/wire.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/table/table.h"
 
 namespace sluice::dist {
 namespace {
@@ -193,11 +194,24 @@ Status JobOutput::BeginOnRank0(const JobOutputOptions& o, std::vector<TaskSpec>*
       }
     }
   }
-  publish.run_id = format::IsRunId(prior_run) ? prior_run : "";
-  SLUICE_ASSIGN_OR_RETURN(publisher_, format::DatasetPublisher::Begin(fs_, dir_, publish));
-  run_ = publisher_->run_id();
+  const bool resuming = format::IsRunId(prior_run);
+  table_ = o.table;
+  if (table_) {  // the table's log orders writers: no lock, no dataset.json
+    if (o.overwrite) {
+      return InvalidArgument(dir_ +
+                             ": --overwrite with --table: a table appends (older "
+                             "versions stay readable); write into another directory");
+    }
+    run_ = resuming ? prior_run : format::NewRunId();
+    SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(dir_));
+  } else {
+    publish.run_id = resuming ? prior_run : "";
+    SLUICE_ASSIGN_OR_RETURN(publisher_, format::DatasetPublisher::Begin(fs_, dir_, publish));
+    run_ = publisher_->run_id();
+  }
+  open_ = true;
   if (identity_hash_.empty()) return Status::OK();
-  if (!publish.run_id.empty()) {
+  if (resuming) {
     Status loaded = LoadJobRecord(tasks);
     if (loaded.ok()) return Status::OK();
     outputs_.clear();
@@ -277,12 +291,15 @@ const TaskOutput* JobOutput::Output(TaskId task) const {
 
 Result<std::string> JobOutput::WriteSideFile(std::string_view stem, std::string_view extension,
                                              ByteView data) {
-  if (!publisher_) return FailedPrecondition("job output: side files are written by rank 0");
-  return publisher_->WriteFile(stem, extension, data);
+  if (!open_) return FailedPrecondition("job output: side files are written by rank 0");
+  if (!table_) return publisher_->WriteFile(stem, extension, data);
+  std::string name = std::string(stem) + "-" + run_ + std::string(extension);
+  SLUICE_RETURN_IF_ERROR(fs_->WriteAll(io::JoinPath(dir_, name), data));
+  return name;
 }
 
 Status JobOutput::Publish(uint64_t tasks, format::Manifest manifest, format::Manifest* published) {
-  if (!publisher_) return FailedPrecondition("job output: rank 0 publishes");
+  if (!open_) return FailedPrecondition("job output: rank 0 publishes");
   manifest.tool = std::string("sluice ") + SLUICE_VERSION;
   manifest.codec = shard_options_.record.codec;
   manifest.shards.clear();
@@ -301,18 +318,50 @@ Status JobOutput::Publish(uint64_t tasks, format::Manifest manifest, format::Man
       (void)fs_->Delete(f.path);
     }
   }
-  SLUICE_RETURN_IF_ERROR(publisher_->Commit(manifest));  // the commit point
+  // The commit point.
+  SLUICE_RETURN_IF_ERROR(table_ ? AppendToTable(manifest) : publisher_->Commit(manifest));
   manifest.run = run_;
   RemoveJobDir();
   publisher_.reset();
+  open_ = false;
   *published = std::move(manifest);
   return Status::OK();
 }
 
+Status JobOutput::AppendToTable(const format::Manifest& manifest) {
+  std::vector<table::DataFile> files;
+  for (const auto& shard : manifest.shards) {
+    SLUICE_ASSIGN_OR_RETURN(table::DataFile f, table::DescribeShard(fs_, dir_, shard.path));
+    files.push_back(std::move(f));
+  }
+  // The log's directory: a local file system does not create it on the first put (and the
+  // commit would retry that put until max_attempts).
+  SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(io::JoinPath(dir_, "_delta_log")));
+  table::CommitOptions c;
+  // A rerun that resumes this run after a crash past the commit does not append twice.
+  c.txn = table::TxnId{"sluice-job-" + run_, 1};
+  c.create.features = manifest.features;
+  for (const auto& [key, value] : manifest.metadata)
+    c.create.configuration["sluice." + key] = value;
+  return table::Table::Append(fs_, dir_, std::move(files), c).status();
+}
+
 void JobOutput::Abort() {
-  if (!publisher_) return;
-  publisher_->Abort();
-  publisher_.reset();
+  if (!open_) return;
+  open_ = false;
+  if (table_) {  // every file of the run: nothing of it is in the table's log
+    auto files = fs_->List(dir_);
+    if (files.ok()) {
+      for (const auto& f : *files) {
+        if (!f.is_directory && format::RunIdOfFileName(io::Basename(f.path)) == run_) {
+          (void)fs_->Delete(f.path);
+        }
+      }
+    }
+  } else {
+    publisher_->Abort();
+    publisher_.reset();
+  }
   RemoveJobDir();
 }
 

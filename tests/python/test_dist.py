@@ -257,6 +257,28 @@ def test_a_token_cache_under_mpirun_is_refused_and_leaves_no_dataset(text_files,
     assert not (tmp_path / "out" / ".sluice-job").exists()
 
 
+def table_adds(root):
+    """Per commit of the table's log: the records of the files it added."""
+    log = sorted(os.listdir(root / "_delta_log"))
+    counts = []
+    for name in (n for n in log if n.endswith(".json")):
+        actions = [json.loads(line) for line in open(root / "_delta_log" / name) if line.strip()]
+        counts.append(sum(json.loads(a["add"]["stats"])["numRecords"] for a in actions
+                          if "add" in a))
+    return counts
+
+
+def test_convert_into_a_table_appends_one_commit_per_job(jsonl_files, tmp_path):
+    out = tmp_path / "table"
+    run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
+    run(convert_jsonl(jsonl_files, out) + ["--table"])  # one process: the same job path
+    assert table_adds(out) == [1198, 1198]
+    assert not (out / "dataset.json").exists() and not (out / ".sluice-job").exists()
+    r = run(convert_jsonl(jsonl_files, out) + ["--table", "--overwrite"], check=1)
+    assert "--overwrite with --table" in r.stderr
+    assert table_adds(out) == [1198, 1198]
+
+
 def ranks_of(p):
     for _ in range(300):  # the ranks, children of mpirun
         kids = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "sluice"], capture_output=True,

@@ -39,6 +39,9 @@ struct JobOutputOptions {
   std::string command;                // names the writer in the lock ("sluice convert jsonl")
   // What makes two runs the same job; "" = no resuming (no job directory).
   std::string identity;
+  // OUT is a sluice table (docs/table.md): the commit point appends the shards as one table
+  // commit (txn "sluice-job-<run>") instead of publishing dataset.json; created if absent.
+  bool table = false;
 };
 
 // One task's committed output: its shards (paths relative to OUT) and the job's own small
@@ -100,6 +103,7 @@ class JobOutput {
   Status StartJobRecord(const std::vector<TaskSpec>& tasks);
   Status LoadJobRecord(std::vector<TaskSpec>* tasks);
   void RemoveJobDir();
+  Status AppendToTable(const format::Manifest& manifest);
   std::string JobPath(const std::string& name) const;
 
   io::FileSystem* fs_ = nullptr;
@@ -107,7 +111,9 @@ class JobOutput {
   std::string run_;
   std::string identity_hash_;  // "" = no job directory
   format::ShardWriterOptions shard_options_;
-  std::unique_ptr<format::DatasetPublisher> publisher_;  // rank 0
+  bool table_ = false;
+  bool open_ = false;                                    // rank 0: begun, not yet ended
+  std::unique_ptr<format::DatasetPublisher> publisher_;  // rank 0, unless table_
   std::map<TaskId, TaskOutput> outputs_;                 // rank 0
   std::set<TaskId> reused_;                              // every rank
 };
