@@ -23,20 +23,27 @@ using Json = nlohmann::ordered_json;
 // directory is contended by a stream of writers and the call gives up.
 constexpr int kAcquireAttempts = 8;
 
-// The start time of process `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat),
-// 0 when unknown.
-uint64_t ProcessStartTicks(int64_t pid) {
+// Process `pid` as /proc/<pid>/stat tells it: its state (field 3; 0 when unknown) and its
+// start time in clock ticks since boot (field 22; 0 when unknown).
+struct ProcessStat {
+  char state = 0;
+  uint64_t start_ticks = 0;
+};
+ProcessStat ReadProcessStat(int64_t pid) {
+  ProcessStat out;
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
-  if (paren == std::string::npos) return 0;
+  if (paren == std::string::npos) return out;
   std::istringstream fields(stat.substr(paren + 1));
   std::string field;
   for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 3) out.state = field[0];
+    if (i == 22) out.start_ticks = std::strtoull(field.c_str(), nullptr, 10);
   }
-  return 0;
+  return out;
 }
+uint64_t ProcessStartTicks(int64_t pid) { return ReadProcessStat(pid).start_ticks; }
 
 class RealProcessProbe final : public ProcessProbe {
  public:
@@ -51,8 +58,11 @@ class RealProcessProbe final : public ProcessProbe {
   bool IsGone(const WriterIdentity& who) const override {
     if (who.pid <= 0 || who.host.empty() || who.host != Self().host) return false;
     if (::kill(static_cast<pid_t>(who.pid), 0) != 0 && errno == ESRCH) return true;
-    const uint64_t now = ProcessStartTicks(who.pid);
-    return who.start_ticks != 0 && now != 0 && now != who.start_ticks;
+    const ProcessStat now = ReadProcessStat(who.pid);
+    // A zombie passes kill(pid, 0) but writes nothing more: its parent has not reaped it yet
+    // (ranks of a killed mpirun job are orphans, reaped whenever init gets to it).
+    if (now.state == 'Z' || now.state == 'X') return true;
+    return who.start_ticks != 0 && now.start_ticks != 0 && now.start_ticks != who.start_ticks;
   }
 };
 

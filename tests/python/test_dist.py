@@ -114,6 +114,7 @@ def test_a_killed_rank_publishes_nothing_and_a_rerun_publishes_once(corpus, tmp_
     time.sleep(1.0)
     os.kill(victim, signal.SIGKILL)
     p.wait(timeout=60)
+    wait_gone([int(k) for k in kids])
     assert p.returncode != 0
     assert not (out / "dataset.json").exists()
     r = run(MPIRUN + [SLUICE, "dedup", corpus / "ds", out, "--feature", "text"])
@@ -289,13 +290,33 @@ def ranks_of(p):
     raise AssertionError("mpirun did not start 4 ranks")
 
 
+def wait_gone(pids, seconds=60):
+    """mpirun can exit while its other ranks are still dying (under load): bounded wait until
+    they have exited (zombies count as gone: the writer lock takes a zombie's lock over)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                        alive.append(pid)
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"ranks {pids} still running {seconds} s after mpirun exited")
+
+
 def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(jsonl_files,
                                                                               tmp_path):
     out = tmp_path / "out"
     env = dict(ENV, SLUICE_FAULT_SLOW_TASK="6:120")  # task 6 hangs; the others finish
     p = subprocess.Popen(MPIRUN + convert_jsonl(jsonl_files, out) + ["--no-speculation"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    victim = ranks_of(p)[-1]
+    ranks = ranks_of(p)
+    victim = ranks[-1]
     job = out / ".sluice-job"
     for _ in range(600):  # until a few tasks are recorded as finished
         if job.exists() and len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4:
@@ -303,6 +324,7 @@ def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(js
         time.sleep(0.05)
     os.kill(victim, signal.SIGKILL)
     p.wait(timeout=60)
+    wait_gone(ranks)
     assert p.returncode != 0
     assert not (out / "dataset.json").exists()
     assert len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4

@@ -309,7 +309,9 @@ def test_manifest_disagreeing_with_a_shard_fails_inspect_and_read(tmp_path):
     assert (f"shards[1] {shard['path']}: the manifest says {shard['file_bytes']} bytes, the "
             f"shard file has {len(data) - 100}") in r.stderr, r.stderr
     with pytest.raises(sluice.DataLossError):
-        sluice.read(str(out))
+        sluice.read(str(out), on_error="raise")
+    with pytest.raises(sluice.DataLossError):  # without a read policy: at the iterator's start
+        sluice.read(str(out)).iterator()
     (out / shard["path"]).write_bytes(data)
     m["shards"][1]["records"] += 1  # a count edited by hand
     m["total_records"] += 1
@@ -317,7 +319,10 @@ def test_manifest_disagreeing_with_a_shard_fails_inspect_and_read(tmp_path):
     r = run("inspect", out, check=1)
     assert f"the manifest says {shard['records']} records, the shard holds" in r.stderr, r.stderr
     with pytest.raises(sluice.DataLossError, match="the manifest says"):
-        sluice.read(str(out))
+        sluice.read(str(out), on_error="raise")
+    with pytest.raises(sluice.DataLossError, match="the manifest says"):
+        sluice.read(str(out)).iterator()
+    assert len(list(sluice.read(str(out)).iterator(on_error="skip"))) == m["total_records"] - 1
 
 
 def test_bad_fault_injection_plan_is_an_error():

@@ -189,4 +189,25 @@ TEST(ThisProcessTest, KnowsItselfAndAReapedChild) {
 }
 
 }  // namespace
+// A writer that exited but was not reaped yet (the orphaned ranks of a killed mpirun job wait
+// for init) still passes kill(pid, 0): its lock must count as a dead writer's.
+TEST(WriterLockProcessProbe, ZombieWriterIsGone) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  WriterIdentity who = ThisProcess()->Self();
+  who.pid = child;
+  who.start_ticks = 0;
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {  // until the child has exited (a zombie now)
+    gone = ThisProcess()->IsGone(who);
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_FALSE(ThisProcess()->IsGone(ThisProcess()->Self()));
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(ThisProcess()->IsGone(who));  // reaped: no such process
+}
+
 }  // namespace sluice::format

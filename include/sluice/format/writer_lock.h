@@ -42,8 +42,8 @@ class ProcessProbe {
  public:
   virtual ~ProcessProbe() = default;
   virtual WriterIdentity Self() const = 0;
-  // True only when `who` certainly runs no more: on this host, with no process `who.pid`, or
-  // one that started at another time (the pid was reused).
+  // True only when `who` certainly runs no more: on this host, with no process `who.pid`, a
+  // zombie (exited, not yet reaped), or one that started at another time (the pid was reused).
   virtual bool IsGone(const WriterIdentity& who) const = 0;
 };
 ProcessProbe* ThisProcess();  // the real one (getpid, gethostname, kill(pid, 0), /proc)
