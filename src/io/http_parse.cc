@@ -41,8 +41,11 @@ void ApplyHeaderLine(std::string_view raw, HttpResponse* response) {
     return;
   }
   size_t colon = line.find(':');
-  if (colon == std::string_view::npos || colon == 0) return;
-  response->headers.emplace_back(internal::AsciiLower(Trim(line.substr(0, colon))),
+  if (colon == std::string_view::npos) return;
+  // A name that trims to nothing ("\r: x", found by http_response_fuzz) is not a header.
+  std::string_view name = Trim(line.substr(0, colon));
+  if (name.empty()) return;
+  response->headers.emplace_back(internal::AsciiLower(name),
                                  std::string(Trim(line.substr(colon + 1))));
 }
 
