@@ -3,6 +3,13 @@ PY       ?= /usr/bin/python3
 BUILD    ?= build
 JOBS     ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# ccache when installed (scripts/install-deps installs it): paths under the checkout's parent
+# directory are hashed relative to the build directory, so clones in other places (CI) share
+# the cache. Evaluated when a recipe runs, i.e. after `deps`.
+LAUNCHER = $(shell command -v ccache >/dev/null 2>&1 && \
+  echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR ?= $(abspath $(CURDIR)/..)
+export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: deps build test unit pytest asan asan-python fuzz demo bench clean format
 
@@ -11,7 +18,7 @@ deps:
 
 build: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON \
-	  -DPython3_EXECUTABLE=$(PY) $(CMAKE_FLAGS)
+	  -DPython3_EXECUTABLE=$(PY) $(LAUNCHER) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every test: unit tests (GoogleTest via CTest), Python tests (pytest), the unit tests and the
@@ -28,7 +35,7 @@ pytest:
 
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON \
-	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY)
+	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY) $(LAUNCHER)
 	cmake --build build-asan -j $(JOBS) --target sluice_tests
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600
@@ -36,7 +43,7 @@ asan: deps
 # The Python package's tests with the sanitized module (python3 itself is not sanitized).
 asan-python: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON \
-	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY)
+	  -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DPython3_EXECUTABLE=$(PY) $(LAUNCHER)
 	cmake --build build-asan -j $(JOBS) --target _sluice sluice
 	LD_PRELOAD=$$(gcc -print-file-name=libasan.so):$$(gcc -print-file-name=libubsan.so) \
 	  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -46,7 +53,7 @@ asan-python: deps
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF
+	  -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF $(LAUNCHER)
 	cmake --build build-fuzz -j $(JOBS)
 	scripts/run-fuzzers build-fuzz $(FUZZ_SECONDS)
 

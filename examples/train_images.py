@@ -17,6 +17,7 @@ bottleneck and says how much of the time the trainer waited for it.
 """
 import argparse
 import io
+import json
 import os
 import time
 
@@ -83,10 +84,14 @@ def small_cnn(classes, size):
 
 
 def count_classes(shards):
-    path = os.path.join(shards, "classes.txt")
+    """The class count `sluice convert images` put in dataset.json (its classes_file lists
+    the names, one per label); 1000 for shards without one."""
+    path = os.path.join(shards, "dataset.json")
     if os.path.exists(path):
         with open(path) as f:
-            return sum(1 for line in f if line.strip())
+            metadata = json.load(f).get("metadata", {})
+        if "num_classes" in metadata:
+            return int(metadata["num_classes"])
     return 1000
 
 

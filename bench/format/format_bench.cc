@@ -1,6 +1,10 @@
 // Format-layer throughput, measured by bench/format/run.py against peers in the same run.
-//   format_bench read FILE [--buffered] read every record (every CRC checked); prints JSON.
-//                                       --buffered: no memory map for an uncompressed file
+//   format_bench read FILE [--mapped] [--buffer-bytes N]
+//                                       read every record (every CRC checked); prints JSON.
+//                                       Default: the reader's defaults (positional reads into
+//                                       a reused buffer). --mapped: map an uncompressed file
+//                                       (RecordReaderOptions::map_uncompressed); --buffer-bytes:
+//                                       read_buffer_bytes
 //   format_bench write FILE OUT CODEC   read the records of FILE, write them to OUT with CODEC
 //   format_bench frame IN OUT BYTES     cut file IN into records of about BYTES (sizes vary
 //                                       0.5x..1.5x, deterministic) and write them uncompressed
@@ -29,11 +33,9 @@ int Fail(const sluice::Status& s) {
   return 1;
 }
 
-int Read(const std::string& path, bool map) {
+int Read(const std::string& path, const format::RecordReaderOptions& options) {
   auto* fs = sluice::io::LocalFileSystem();
   auto t0 = Clock::now();
-  format::RecordReaderOptions options;
-  options.map_uncompressed = map;
   auto reader = format::RecordReader::Open(fs, path, options);
   if (!reader.ok()) return Fail(reader.status());
   uint64_t records = 0, payload = 0;
@@ -116,14 +118,25 @@ int Frame(const std::string& in, const std::string& out, size_t target) {
 
 int main(int argc, char** argv) {
   std::string op = argc > 1 ? argv[1] : "";
-  if (op == "read" && argc == 3) return Read(argv[2], true);
-  if (op == "read" && argc == 4 && std::string(argv[3]) == "--buffered") {
-    return Read(argv[2], false);
+  if (op == "read" && argc >= 3) {
+    format::RecordReaderOptions options;
+    bool ok = true;
+    for (int i = 3; i < argc && ok; ++i) {
+      std::string flag = argv[i];
+      if (flag == "--mapped") {
+        options.map_uncompressed = true;
+      } else if (flag == "--buffer-bytes" && i + 1 < argc) {
+        options.read_buffer_bytes = std::stoul(argv[++i]);
+      } else {
+        ok = false;
+      }
+    }
+    if (ok) return Read(argv[2], options);
   }
   if (op == "write" && argc == 5) return Write(argv[2], argv[3], argv[4]);
   if (op == "frame" && argc == 5) return Frame(argv[2], argv[3], std::stoul(argv[4]));
-  std::fprintf(
-      stderr,
-      "usage: format_bench read FILE [--buffered] | write IN OUT CODEC | frame IN OUT BYTES\n");
+  std::fprintf(stderr,
+               "usage: format_bench read FILE [--mapped] [--buffer-bytes N] | write IN OUT CODEC | "
+               "frame IN OUT BYTES\n");
   return 2;
 }

@@ -6,10 +6,12 @@ on ImageNet-like JPEGs (500x375, quality 90, random crops of the real photos in 
 lomiri-wallpapers-20.04, made by scripts/make-sample-images), with 1 and 2 cores (every
 contender pinned to the first n CPUs with sched_setaffinity, child processes included):
 
-  sluice       the real pipeline from shards (`sluice convert images` of the same folder):
-               sluice.read -> shuffle -> parse_example -> decode_image(RandomResizedCrop(224),
-               RandomHorizontalFlip, Normalize; float32 NCHW) -> batch(256), threads = cores,
-               batches consumed from Python (zero-copy numpy)
+  sluice       the real pipeline from shards (`sluice convert images` of the same folder with
+               its defaults, i.e. zstd): sluice.read -> shuffle() (default: chunks mode) ->
+               parse_example -> decode_image(RandomResizedCrop(224), RandomHorizontalFlip,
+               Normalize; float32 NCHW) -> batch(256), threads = cores, batches consumed from
+               Python (zero-copy numpy)
+  sluice none  the same from shards converted with --codec none
   kernel       build/bin/vision_bench (the C++ kernel alone, std::thread workers, images in
                memory): what the pipeline's overhead is measured against
   torchvision  ImageFolder + DataLoader(batch_size=256, num_workers=cores), PIL decode
@@ -44,7 +46,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from peers import pinned  # noqa: E402
+from peers import pinned, restore_ms  # noqa: E402
 PHOTOS = sorted(pathlib.Path("/usr/share/backgrounds").glob("*.jpg"))
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
@@ -85,32 +87,55 @@ def run_sluice(build, images_dir, cores, mode, passes, extra=()):
     return {r["threads"]: r["images_per_s"] for r in rows}
 
 
-def make_shards(build, images_dir, shards_dir):
-    """The image folder as sluice shards (uncompressed, 32 MB), made once with `sluice
-    convert`. JPEG bytes do not compress (zstd saves ~5%), while a shuffled read of a zstd
-    shard decompresses a whole ~1 MiB frame per image: docs/vision.md advises `--codec none`."""
-    if (shards_dir / "dataset.json").exists():
-        return
-    subprocess.run([str(build / "bin" / "sluice"), "convert", "images", str(images_dir),
-                    str(shards_dir), "--codec", "none", "--shard-size", "32MB"], check=True,
-                   stdout=subprocess.DEVNULL)
+def make_shards(build, images_dir, shards_dir, codec):
+    """The image folder as sluice shards (32 MB), made once with `sluice convert images`:
+    codec "zstd" is convert's default (no --codec flag). Returns the shards' total bytes."""
+    if not (shards_dir / "dataset.json").exists():
+        cmd = [str(build / "bin" / "sluice"), "convert", "images", str(images_dir),
+               str(shards_dir), "--shard-size", "32MB"]
+        if codec != "zstd":
+            cmd += ["--codec", codec]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return sum(f.stat().st_size for f in shards_dir.glob("*.tfrecord*") if f.suffix != ".idx")
+
+
+def image_dataset(build, shards_dir, cores, into_batch=True):
+    sys.path.insert(0, str(build / "python"))
+    import sluice
+
+    return (sluice.read(str(shards_dir))
+            .shuffle(seed=0)
+            .parse_example({"image/encoded": "bytes", "image/class/label": "int64"})
+            .decode_image("image/encoded", sluice.vision.RandomResizedCrop(224),
+                          sluice.vision.RandomHorizontalFlip(),
+                          sluice.vision.Normalize(mean=MEAN.tolist(), std=STD.tolist()),
+                          layout="NCHW", dtype="float32", output="image",
+                          parallelism=cores,  # fixed: autotune's warm-up would skew short runs
+                          into_batch=into_batch))
+
+
+def run_restore(build, shards_dir, cores, reps=3):
+    """ms from a saved state (after 3 batches) to the first batch of a restored iterator:
+    the image pipeline, and its read -> batch(256) part alone."""
+    out = {}
+    full = image_dataset(build, shards_dir, cores).batch(256, drop_remainder=True)
+    import sluice
+    read_only = sluice.read(str(shards_dir)).shuffle(seed=0).batch(256)
+    for name, ds in (("pipeline", full.with_options(threads=cores)),
+                     ("read", read_only.with_options(threads=cores))):
+        it = ds.iterator()
+        for _ in range(3):
+            next(it)
+        state = it.state()
+        it.close()
+        out[name] = restore_ms(ds, state, reps)
+    return out
 
 
 def run_sluice_pipeline(build, shards_dir, cores, epochs=4, into_batch=True, cpu=None):
     """images/s of the whole pipeline in steady state (after 8 warm-up batches). With a `cpu`
     list, appends the process's CPU microseconds per image."""
-    sys.path.insert(0, str(build / "python"))
-    import sluice
-
-    ds = (sluice.read(str(shards_dir))
-          .shuffle(seed=0)
-          .parse_example({"image/encoded": "bytes", "image/class/label": "int64"})
-          .decode_image("image/encoded", sluice.vision.RandomResizedCrop(224),
-                        sluice.vision.RandomHorizontalFlip(),
-                        sluice.vision.Normalize(mean=MEAN.tolist(), std=STD.tolist()),
-                        layout="NCHW", dtype="float32", output="image",
-                        parallelism=cores,  # fixed: autotune's warm-up would skew short runs
-                        into_batch=into_batch)
+    ds = (image_dataset(build, shards_dir, cores, into_batch)
           .repeat(epochs)
           .batch(256, drop_remainder=True)
           .prefetch(4)  # as in the API of issue 4; 2 leaves the CPUs idle ~5% at 2 cores
@@ -282,8 +307,9 @@ def main():
     make_images(images_dir, args.images)
     files = image_files(images_dir)
     build = pathlib.Path(args.build)
-    shards_dir = out / "shards-none"
-    make_shards(build, images_dir, shards_dir)
+    shards = {codec: out / f"shards-{codec}" for codec in ("zstd", "none")}
+    shard_bytes = {codec: make_shards(build, images_dir, d, codec) for codec, d in shards.items()}
+    shards_dir = shards["zstd"]  # what `sluice convert images` writes by default
     if args.slots_ab:
         return run_slots_ab(args, build, shards_dir, cores)
     reports = {}
@@ -307,17 +333,23 @@ def main():
                         lambda: run_sluice(build, images_dir, [c], "decode", 1)[c])
                 pipeline_rate, reports[c] = run_sluice_pipeline(build, shards_dir, c, epochs=4)
                 measure(("sluice", c), lambda: pipeline_rate)
+                measure(("sluice_none", c),
+                        lambda: run_sluice_pipeline(build, shards["none"], c, epochs=4)[0])
                 print(f"round {r + 1}/{args.rounds}: torchvision and opencv with {c} core(s) ...",
                       flush=True)
                 measure(("torchvision", c), lambda: run_torchvision(images_dir, c))
                 measure(("opencv", c), lambda: run_opencv(files, c))
+    with pinned(cores[-1]):
+        restore = {codec: run_restore(build, d, cores[-1]) for codec, d in shards.items()}
     load_after = os.getloadavg()[0]
 
     results = {"images": len(files), "tjbench_1core": best["tjbench"], "rounds": args.rounds,
-               "load_average": [load_before, load_after]}
+               "load_average": [load_before, load_after], "shard_bytes": shard_bytes,
+               "restore_ms": restore}
     for c in cores:
         results[str(c)] = {key: best[(key, c)]
-                           for key in ("sluice", "kernel", "sluice_decode_only", "torchvision", "opencv")}
+                           for key in ("sluice", "sluice_none", "kernel", "sluice_decode_only",
+                                       "torchvision", "opencv")}
         results[str(c)]["tjbench_ceiling"] = best["tjbench"] * c
 
     print()
@@ -325,20 +357,30 @@ def main():
           f"{os.cpu_count()} cores, load average {load_before:.1f} -> {load_after:.1f}")
     if max(load_before, load_after) > 0.5 * os.cpu_count():
         print("warning: the host was busy with other work; multi-core numbers are unreliable")
-    header = (f"{'cores':>5} {'sluice':>8} {'kernel':>8} {'torchvision':>11} {'opencv':>8} "
-              f"{'tjbench*c':>9} {'sluice dec':>10} | {'/torchvision':>12} {'/opencv':>8} "
-              f"{'/tjbench*c':>10} {'/kernel':>8}")
+    header = (f"{'cores':>5} {'sluice':>8} {'s. none':>8} {'kernel':>8} {'torchvision':>11} "
+              f"{'opencv':>8} {'tjbench*c':>9} {'sluice dec':>10} | {'/torchvision':>12} "
+              f"{'none/tv':>8} {'/opencv':>8} {'/tjbench*c':>10} {'/kernel':>8}")
     print(header)
     print("-" * len(header))
     for c in cores:
         r = results[str(c)]
-        print(f"{c:>5} {r['sluice']:>8.0f} {r['kernel']:>8.0f} {r['torchvision']:>11.0f} "
-              f"{r['opencv']:>8.0f} {r['tjbench_ceiling']:>9.0f} {r['sluice_decode_only']:>10.0f} | "
-              f"{r['sluice'] / r['torchvision']:>11.2f}x {r['sluice'] / r['opencv']:>7.2f}x "
+        print(f"{c:>5} {r['sluice']:>8.0f} {r['sluice_none']:>8.0f} {r['kernel']:>8.0f} "
+              f"{r['torchvision']:>11.0f} {r['opencv']:>8.0f} {r['tjbench_ceiling']:>9.0f} "
+              f"{r['sluice_decode_only']:>10.0f} | "
+              f"{r['sluice'] / r['torchvision']:>11.2f}x "
+              f"{r['sluice_none'] / r['torchvision']:>7.2f}x {r['sluice'] / r['opencv']:>7.2f}x "
               f"{r['sluice'] / r['tjbench_ceiling']:>9.2f}x {r['sluice'] / r['kernel']:>7.2f}x")
     print()
-    print("sluice = shards -> decode_image(RRC(224) + flip + normalize, float32 NCHW) -> "
-          "batch(256), iterated from Python;")
+    print("sluice = `sluice convert images` with its defaults (zstd) -> read -> shuffle() -> "
+          "decode_image(RRC(224) + flip + normalize, float32 NCHW) -> batch(256), from Python;")
+    print("s. none = the same from shards converted with --codec none;")
+    zstd_mb, none_mb = shard_bytes["zstd"] / 1e6, shard_bytes["none"] / 1e6
+    print(f"shards: zstd {zstd_mb:.1f} MB, none {none_mb:.1f} MB (zstd saves "
+          f"{100 * (1 - zstd_mb / none_mb):.1f}%)")
+    for codec in ("zstd", "none"):
+        print(f"restore + first batch ({codec}, {cores[-1]} threads): image pipeline "
+              f"{restore[codec]['pipeline']:.1f} ms, read -> batch(256) alone "
+              f"{restore[codec]['read']:.2f} ms")
     print("kernel = the same decode + augment in C++ threads on images in memory (no pipeline);")
     print("sluice dec = full-size decode only; tjbench*c = libjpeg-turbo full decode x cores.")
     print(f"\nstall report of the sluice pipeline with {cores[-1]} threads:\n"

@@ -42,6 +42,7 @@ from . import text
 from .dataset import INFINITE, UNKNOWN, Dataset, from_records, read, read_token_cache
 from .distributed import rank_and_world_size
 from .writers import write_records
+from .table import Table, TableWriter, write_table
 from . import vision
 
 # Pipeline threads that run Python maps need the GIL, which they can no longer take once the
@@ -55,6 +56,7 @@ __all__ = [
     "AlreadyExistsError", "CancelledError", "DataLossError", "Dataset", "Error",
     "FailedPreconditionError", "INFINITE", "InternalError", "InvalidArgumentError", "IoError",
     "Iterator", "NotFoundError", "OutOfRangeError", "RecordWriter", "ResourceExhaustedError",
-    "Strings", "UNKNOWN", "UnimplementedError", "from_records", "make_example",
-    "rank_and_world_size", "read", "read_token_cache", "text", "vision", "write_records",
+    "Strings", "Table", "TableWriter", "UNKNOWN", "UnimplementedError", "from_records",
+    "make_example", "rank_and_world_size", "read", "read_token_cache", "text", "vision",
+    "write_records", "write_table",
 ]

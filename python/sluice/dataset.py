@@ -15,6 +15,7 @@ import os
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _sluice
+from . import table as _table
 from .distributed import rank_and_world_size
 
 #: cardinality() when the number of elements depends on the data (filter, bucket_by_length).
@@ -39,22 +40,38 @@ class Dataset:
 
     # ---- stages (same names and arguments as the C++ Dataset) ----
 
-    def shuffle(self, seed: int = 0, mode: str = "global", *, block_shards: int = 4,
-                buffer_size: int = 10000) -> "Dataset":
-        """Sets the epoch's sample order: "global" (a full permutation of all records, the
-        default), "block" (shards permuted, records permuted within windows of
-        `block_shards` shards) or "buffer" (a tf.data-style shuffle buffer of `buffer_size`
-        elements). Directly after read; the order is a pure function of (data, seed, epoch)."""
+    def shuffle(self, seed: int = 0, mode: str = "chunks", *, block_shards: int = 4,
+                buffer_size: int = 10000, window_bytes: int = 0, window_chunks: int = 0,
+                lanes: int = 0) -> "Dataset":
+        """Sets the epoch's sample order. "chunks" (the default): chunks (~1 MiB runs of
+        records that decode together) are permuted and records are permuted within windows of
+        chunks, each chunk fetched and decoded once per window; the window fills half the
+        iterator's memory budget unless `window_bytes` or `window_chunks` say otherwise (a
+        dataset that fits is shuffled as a whole); `lanes` (default: from the dataset's size)
+        lets W ranks read disjoint chunks when W divides it (docs/order.md). "global": a full
+        per-record permutation (one read and, for compressed shards, one frame decode per
+        record: uncompressed local data). "block": shards permuted, records permuted within
+        windows of `block_shards` shards. "buffer": a tf.data-style shuffle buffer of
+        `buffer_size` elements. Directly after read; the order is a pure function of (data,
+        seed, epoch, window) and independent of threads and world size."""
+        _check_int("shuffle", "seed", seed, 0, 2**64 - 1)
+        _check_int("shuffle", "block_shards", block_shards, 1, 2**32 - 1)
+        _check_int("shuffle", "buffer_size", buffer_size, 0, _MAX_SIZE)
+        _check_int("shuffle", "window_bytes", window_bytes, 0, 2**64 - 1)
+        _check_int("shuffle", "window_chunks", window_chunks, 0, 2**32 - 1)
+        _check_int("shuffle", "lanes", lanes, 0, 2**32 - 1)
         return self._then("shuffle", seed=seed, mode=mode, block_shards=block_shards,
-                          buffer_size=buffer_size)
+                          buffer_size=buffer_size, window_bytes=window_bytes,
+                          window_chunks=window_chunks, lanes=lanes)
 
     def shard(self, rank: Optional[int] = None, world_size: Optional[int] = None, *,
               remainder: str = "drop") -> "Dataset":
         """This rank's slice of every epoch. rank / world_size default to the environment:
         torch.distributed when initialised, else RANK/WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS,
         OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, else (0, 1). remainder: "drop" (default;
-        every rank yields floor(N / W) samples) or "pad" (ceil, repeating the epoch's first
-        samples)."""
+        every rank yields floor(N / W) samples), "pad" (ceil, repeating the epoch's first
+        samples) or "exact" (every sample exactly once across ranks; the first N % W ranks
+        yield one more: evaluation, docs/order.md "Exactly once")."""
         if rank is None or world_size is None:
             env_rank, env_world = rank_and_world_size()
             rank = env_rank if rank is None else rank
@@ -109,7 +126,10 @@ class Dataset:
         return self._then("filter", predicate=predicate, name=name, on_error=on_error)
 
     def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
-        """Stacks `batch_size` elements (all of the same shape) into one array per feature."""
+        """Stacks `batch_size` elements (all of the same shape) into one array per feature.
+        A batch_size beyond the data gives one batch of everything (none with
+        drop_remainder), as in tf.data."""
+        _check_int("batch", "batch_size", batch_size, 1, _MAX_SIZE)
         return self._then("batch", batch_size=batch_size, drop_remainder=drop_remainder)
 
     def padded_batch(self, batch_size: int, drop_remainder: bool = False, *,
@@ -123,6 +143,7 @@ class Dataset:
         lengths: fixed first-dimension lengths per feature (static shapes; a longer element
         raises InvalidArgumentError naming its record). padding_side: "right" (data first)
         or "left" (data ends at the last position; the first dimension only)."""
+        _check_int("padded_batch", "batch_size", batch_size, 1, _MAX_SIZE)
         return self._then("padded_batch", batch_size=batch_size, drop_remainder=drop_remainder,
                           pad_to_multiple_of=pad_to_multiple_of,
                           pad_values=dict(pad_values or {}), masks=masks,
@@ -217,6 +238,11 @@ class Dataset:
         return self._cpp.shard_records
 
     @property
+    def num_chunks(self) -> int:
+        """Chunks of the data read (runs of records decoded together: docs/order.md)."""
+        return self._cpp.num_chunks
+
+    @property
     def sharded(self) -> bool:
         return any(stage == "shard" for stage, _ in self._recipe)
 
@@ -280,32 +306,54 @@ class Dataset:
 
 
 def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
-         chunk_records: int = 64, on_error: Optional[str] = None, cache: Optional[bool] = None,
+         chunk_records: int = 64, on_error: Optional[str] = None,
+         map_uncompressed: bool = False, version: Optional[int] = None,
+         timestamp: Any = None, cache: Optional[bool] = None,
          cache_dir: Optional[Union[str, os.PathLike]] = None,
-         cache_bytes: Optional[Union[int, str]] = None) -> Dataset:
-    """Reads shards: a directory holding dataset.json, a glob, a shard file, or a list of
-    them (read in the order given). parallelism: read tasks in flight (0 = autotuned).
+         cache_bytes: Optional[Union[int, str]] = None, chunk_bytes: int = 1 << 20) -> Dataset:
+    """Reads shards: a directory holding dataset.json, a glob, a shard file, a table
+    (docs/table.md: its directory, or "DIR@v12"), or a list of them (read in the order
+    given). parallelism: read tasks in flight (0 = autotuned).
+    on_error: the read stage's policy (default: the iterator's). Unless it is "raise", a
+    damaged shard or index does not fail here: the iterator's policy decides when it starts
+    (raise fails there; skip / quarantine read the shard's intact records). map_uncompressed:
+    index an uncompressed shard that has no .idx through a memory map rather than positional
+    reads (a shard truncated meanwhile then kills the process with SIGBUS). version /
+    timestamp (an int of ms, a datetime or an ISO string): the version of the tables read;
+    by default the latest at this call, fixed for the Dataset's life.
 
     The node-local cache (docs/cache.md) keeps the chunks read in cache_dir (default
     $XDG_CACHE_HOME/sluice or ~/.cache/sluice), shared by the machine's processes, up to
     cache_bytes (an int or a size such as "200GB"; default: the directory's capacity, or half
     its free disk). It is on by default for remote paths (s3://, hdfs://) and for local ones
-    when cache_dir is given; cache=False turns it off, cache=True on."""
+    when cache_dir is given; cache=False turns it off, cache=True on.
+
+    chunk_bytes: decoded bytes per chunk, the unit the default shuffle permutes, fetches and
+    decodes (docs/order.md; a zstd frame larger than it is one chunk)."""
     paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
+    pinned = [_table.resolve_read(p, version, timestamp) for p in paths]
+    if (version is not None or timestamp is not None) and all(p is None for p in pinned):
+        raise _sluice.InvalidArgumentError(
+            "read: a table version or timestamp was given, but no path is a table")
+    paths = [p if t is None else t for p, t in zip(paths, pinned)]
     cache_dir = None if cache_dir is None else str(cache_dir)
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
-                   chunk_records=chunk_records, on_error=on_error, cache=cache,
-                   cache_dir=cache_dir, cache_bytes=cache_bytes)
+                   chunk_records=chunk_records, on_error=on_error,
+                   map_uncompressed=map_uncompressed, cache=cache, cache_dir=cache_dir,
+                   cache_bytes=cache_bytes, chunk_bytes=chunk_bytes)
 
 
-def from_records(records: Sequence[Any]) -> Dataset:
-    """Records held in memory: a list of bytes (one shard) or a list of lists (shards)."""
+def from_records(records: Sequence[Any], *, chunk_bytes: int = 1 << 20) -> Dataset:
+    """Records held in memory: a list of bytes (one shard) or a list of lists (shards).
+    `chunk_bytes`: records of a shard form chunks of up to this many bytes, as shard files
+    do (the unit of shuffle(mode="chunks"); small values make small datasets window-shuffled
+    like large ones)."""
     records = list(records)
     if records and not isinstance(records[0], (bytes, bytearray, memoryview, str)):
         shards = [[bytes(r) for r in shard] for shard in records]
     else:
         shards = [[bytes(r, "utf-8") if isinstance(r, str) else bytes(r) for r in records]]
-    return _source("from_records", shards=shards)
+    return _source("from_records", shards=shards, chunk_bytes=chunk_bytes)
 
 
 def read_token_cache(prefix: Union[str, os.PathLike], *, output: str = "tokens") -> Dataset:
@@ -336,6 +384,19 @@ def _replay(recipe: tuple, options: dict) -> Dataset:
 
 
 _OPTIONS = {"threads", "memory_budget", "autotune", "on_error", "quarantine_path"}
+# The most elements a size argument (batch_size, buffer_size) may name.
+_MAX_SIZE = 2**63 - 1
+# PipelineOptions: threads at most kMaxPipelineThreads; a memory budget of at least a byte.
+_OPTION_RANGES = {"threads": (0, 1024), "memory_budget": (1, 2**64 - 1)}
+
+
+def _check_int(stage: str, name: str, value: Any, lo: int, hi: int) -> None:
+    """An InvalidArgumentError naming the stage when `value` is not an integer in [lo, hi]
+    (rather than pybind11's TypeError, or a C++ failure on an absurd value)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        bound = "2**63-1" if hi == _MAX_SIZE else str(hi)
+        raise _sluice.InvalidArgumentError(
+            f"{stage}: {name} must be an integer in [{lo}, {bound}], got {value!r}")
 
 
 def _check_options(options: dict) -> None:
@@ -343,6 +404,9 @@ def _check_options(options: dict) -> None:
     if unknown:
         raise _sluice.InvalidArgumentError(
             f"unknown iterator option(s) {sorted(unknown)}; known: {sorted(_OPTIONS)}")
+    for name, (lo, hi) in _OPTION_RANGES.items():
+        if name in options:
+            _check_int("iterator", name, options[name], lo, hi)
 
 
 def _cardinality_after(stage: str, kw: dict, n: int) -> int:
@@ -356,6 +420,8 @@ def _cardinality_after(stage: str, kw: dict, n: int) -> int:
         return kw["count"] if stage == "take" else n
     if stage == "shard":
         w = kw["world_size"]
+        if kw["remainder"] == "exact":
+            return max(0, n - kw["rank"] + w - 1) // w
         return n // w if kw["remainder"] == "drop" else math.ceil(n / w)
     if stage in ("batch", "padded_batch"):
         b = kw["batch_size"]

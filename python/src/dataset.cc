@@ -6,6 +6,7 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "errors.h"
@@ -74,13 +75,16 @@ uint64_t CacheBytes(const py::object& bytes) {
 
 Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t parallelism,
              uint32_t chunk_records, const std::optional<std::string>& on_error,
-             std::optional<bool> cache, const std::optional<std::string>& cache_dir,
-             const py::object& cache_bytes) {
+             bool map_uncompressed, std::optional<bool> cache,
+             const std::optional<std::string>& cache_dir, const py::object& cache_bytes,
+             uint64_t chunk_bytes) {
   pipeline::ReadOptions o;
   o.paths = paths;
   o.verify_crc = verify_crc;
+  o.map_uncompressed = map_uncompressed;
   o.parallelism = parallelism;
   o.chunk_records = chunk_records;
+  o.chunk_bytes = chunk_bytes;
   o.on_error = Policy(on_error);
   o.cache = cache;
   o.cache_dir = cache_dir.value_or("");
@@ -93,33 +97,31 @@ Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t pa
   return Checked(ValueOrThrow(std::move(d)));
 }
 
-Dataset FromRecords(const std::vector<std::vector<py::bytes>>& shards) {
+Dataset FromRecords(const std::vector<std::vector<py::bytes>>& shards, uint64_t chunk_bytes) {
   std::vector<std::vector<std::string>> data;
   for (const auto& shard : shards) {
     data.emplace_back();
     for (const py::bytes& r : shard) data.back().push_back(r.cast<std::string>());
   }
-  return Checked(Dataset::FromSource(pipeline::NewMemorySource(std::move(data))));
+  return Checked(Dataset::FromSource(
+      pipeline::NewMemorySource(std::move(data), std::max<uint64_t>(1, chunk_bytes))));
 }
 
 Dataset Shuffle(const Dataset& d, uint64_t seed, const std::string& mode, uint32_t block_shards,
-                size_t buffer_size) {
+                size_t buffer_size, uint64_t window_bytes, uint64_t window_chunks, uint32_t lanes) {
   pipeline::ShuffleOptions o;
   o.seed = seed;
   o.mode = ValueOrThrow(pipeline::ParseShuffleMode(mode));
   o.block_shards = block_shards;
   o.buffer_size = buffer_size;
+  o.window_bytes = window_bytes;
+  o.window_chunks = window_chunks;
+  o.lanes = lanes;
   return Checked(d.Shuffle(o));
 }
 
 Dataset Shard(const Dataset& d, uint32_t rank, uint32_t world_size, const std::string& remainder) {
-  if (remainder != "drop" && remainder != "pad") {
-    ThrowStatus(
-        InvalidArgument("shard: remainder must be 'drop' or 'pad', got '" + remainder + "'"));
-  }
-  return Checked(
-      d.Shard(rank, world_size,
-              remainder == "pad" ? pipeline::Remainder::kPad : pipeline::Remainder::kDrop));
+  return Checked(d.Shard(rank, world_size, ValueOrThrow(pipeline::ParseRemainder(remainder))));
 }
 
 Dataset ParseExample(const Dataset& d, const py::dict& features,
@@ -221,11 +223,13 @@ void RegisterDataset(py::module_& m) {
   py::class_<Dataset>(m, "_Dataset")
       .def_static("read", &Read, arg("paths"), arg("verify_crc") = true, arg("parallelism") = 0,
                   arg("chunk_records") = 64, arg("on_error") = py::none(),
-                  arg("cache") = py::none(), arg("cache_dir") = py::none(),
-                  arg("cache_bytes") = py::none())
-      .def_static("from_records", &FromRecords, arg("shards"))
-      .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "global", arg("block_shards") = 4,
-           arg("buffer_size") = 10000)
+                  arg("map_uncompressed") = false, arg("cache") = py::none(),
+                  arg("cache_dir") = py::none(), arg("cache_bytes") = py::none(),
+                  arg("chunk_bytes") = uint64_t{1} << 20)
+      .def_static("from_records", &FromRecords, arg("shards"), arg("chunk_bytes") = 1 << 20)
+      .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "chunks", arg("block_shards") = 4,
+           arg("buffer_size") = 10000, arg("window_bytes") = 0, arg("window_chunks") = 0,
+           arg("lanes") = 0)
       .def("shard", &Shard, arg("rank"), arg("world_size"), arg("remainder") = "drop")
       .def("parse_example", &ParseExample, arg("features"), arg("on_error") = py::none(),
            arg("parallelism") = -1)
@@ -263,6 +267,8 @@ void RegisterDataset(py::module_& m) {
           "skip", [](const Dataset& d, uint64_t n) { return Checked(d.Skip(n)); }, arg("count"))
       .def_property_readonly("schema", [](const Dataset& d) { return SchemaToDict(d.schema()); })
       .def_property_readonly("shard_records", &Dataset::shard_records)
+      .def_property_readonly("num_chunks",
+                             [](const Dataset& d) { return ValueOrThrow(d.Chunks())->size(); })
       .def("make_iterator", &MakeIterator, arg("threads") = 0,
            arg("memory_budget") = uint64_t{1} << 30, arg("autotune") = true,
            arg("on_error") = "raise", arg("quarantine_path") = "", arg("epoch") = 0,

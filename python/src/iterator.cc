@@ -45,6 +45,10 @@ py::dict StageStatsToDict(const pipeline::StageStats& s) {
   d["consumer_share"] = s.consumer_share;
   d["skipped"] = s.skipped;
   d["quarantined"] = s.quarantined;
+  d["chunk_decodes"] = s.chunk_decodes;
+  d["chunk_fetched_bytes"] = s.chunk_fetched_bytes;
+  d["chunk_loads_on_demand"] = s.chunk_loads_on_demand;
+  d["chunk_evictions"] = s.chunk_evictions;
   return d;
 }
 
@@ -73,6 +77,25 @@ py::dict CacheStatsToDict(const io::cache::CacheStats& c) {
   d["read_errors"] = c.read_errors;
   d["disk_timeouts"] = c.disk_timeouts;
   d["fetch_wait_seconds"] = c.fetch_wait_seconds;
+  return d;
+}
+
+// The process's HTTP requests since the iterator began (S3, WebHDFS): the stall report's
+// network line as numbers.
+py::dict NetworkStatsToDict(const io::HttpEngineStats& n) {
+  py::dict d;
+  d["in_flight"] = n.in_flight;
+  d["queued"] = n.queued;
+  d["requests"] = n.requests;
+  d["failed"] = n.failed;
+  d["attempts"] = n.attempts;
+  d["retries"] = n.retries;
+  d["hedges"] = n.hedges;
+  d["hedges_won"] = n.hedges_won;
+  d["bytes_received"] = n.bytes_received;
+  d["bytes_sent"] = n.bytes_sent;
+  d["first_byte_p50_ms"] = n.first_byte_p50_ms;
+  d["first_byte_p95_ms"] = n.first_byte_p95_ms;
   return d;
 }
 
@@ -235,6 +258,7 @@ py::dict PyIterator::Stats() {
   for (const pipeline::StageStats& st : s.stages) stages.append(StageStatsToDict(st));
   d["stages"] = stages;
   d["cache"] = s.cache ? py::object(CacheStatsToDict(*s.cache)) : py::none();
+  d["network"] = s.network ? py::object(NetworkStatsToDict(*s.network)) : py::none();
   return d;
 }
 

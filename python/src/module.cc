@@ -5,6 +5,7 @@
 #include "dataset.h"
 #include "errors.h"
 #include "iterator.h"
+#include "table.h"
 #include "tensors.h"
 #include "text.h"
 #include "writer.h"
@@ -18,4 +19,5 @@ PYBIND11_MODULE(_sluice, m) {
   sluice::python::RegisterDataset(m);
   sluice::python::RegisterText(m);
   sluice::python::RegisterWriters(m);
+  sluice::python::RegisterTable(m);
 }

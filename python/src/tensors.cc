@@ -305,14 +305,63 @@ Status StringsToTensor(py::handle value, const FeatureInfo& info, pipeline::Buff
   return Status::OK();
 }
 
+const py::module_& Numpy() {
+  static auto* np = new py::module_(py::module_::import("numpy"));  // leaked on purpose
+  return *np;
+}
+
+// Where `src` holds values that `target` cannot store: numpy's casts wrap integers (2**40 is
+// 0 as int32), truncate floats (1.5 is 1) and overflow to inf (1e40 as float32), at most with
+// a warning. Floats may round to the target's precision.
+py::object ValuesThatDoNotFit(const py::array& src, DType target, const py::dtype& dtype) {
+  const py::module_& np = Numpy();
+  const char kind = src.dtype().kind();
+  const bool integer = target != DType::kFloat16 && target != DType::kFloat32;
+  if (integer) {
+    if (kind != 'i' && kind != 'u' && kind != 'f' && kind != 'O') return py::none();
+    py::object limits = np.attr("iinfo")(dtype);
+    py::object bad = np.attr("logical_or")(np.attr("less")(src, limits.attr("min")),
+                                           np.attr("greater")(src, limits.attr("max")));
+    if (kind == 'f') {  // also NaN and fractions
+      bad = np.attr("logical_or")(bad, np.attr("not_equal")(src, np.attr("trunc")(src)));
+    }
+    return bad;
+  }
+  if (kind != 'i' && kind != 'u' && kind != 'f') return py::none();
+  py::object max = np.attr("finfo")(dtype).attr("max");
+  return np.attr("logical_and")(np.attr("isfinite")(src),
+                                np.attr("greater")(np.attr("abs")(src), max));
+}
+
+// The function's value as an array of the feature's dtype, or an error when numpy would
+// change a value on the way.
+Result<py::array> ToDType(py::handle value, const FeatureInfo& info) {
+  py::dtype dtype = NumpyDType(info.dtype);
+  try {
+    py::array src = Numpy().attr("asarray")(value);
+    if (src.dtype().num() == dtype.num()) return src;
+    py::object bad = ValuesThatDoNotFit(src, info.dtype, dtype);
+    if (!bad.is_none() && Numpy().attr("any")(bad).cast<bool>()) {
+      size_t at = Numpy().attr("flatnonzero")(bad).attr("__getitem__")(0).cast<size_t>();
+      py::object v = src.attr("reshape")(-1).attr("__getitem__")(at);
+      return InvalidArgument("feature '" + info.name + "': value " +
+                             py::repr(v).cast<std::string>() + " does not fit its dtype " +
+                             std::string(pipeline::DTypeName(info.dtype)) +
+                             " (numpy would store a different number)");
+    }
+    return py::array(src.attr("astype")(dtype));
+  } catch (py::error_already_set& e) {
+    return InvalidArgument("feature '" + info.name + "': cannot store the value as " +
+                           std::string(pipeline::DTypeName(info.dtype)) + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 Status PythonToTensor(py::handle value, const FeatureInfo& info, pipeline::BufferPool* pool,
                       Tensor* out) {
   if (info.dtype == DType::kString) return StringsToTensor(value, info, pool, out);
-  static py::object* asarray =
-      new py::object(py::module_::import("numpy").attr("asarray"));  // leaked on purpose
-  py::array a = (*asarray)(value, NumpyDType(info.dtype));
+  SLUICE_ASSIGN_OR_RETURN(py::array a, ToDType(value, info));
   if (!(a.flags() & py::array::c_style)) a = a.attr("copy")("C");
   Shape shape;
   for (py::ssize_t i = 0; i < a.ndim(); ++i) {

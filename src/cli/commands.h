@@ -12,8 +12,11 @@ void AddConvertTextCommand(CLI::App* convert, int* exit_code);    // convert_tex
 void AddInspectCommand(CLI::App* app, int* exit_code);            // inspect.cc
 void AddVerifyCommand(CLI::App* app, int* exit_code);             // verify.cc
 void AddIndexCommand(CLI::App* app, int* exit_code);              // index.cc
-void AddCacheCommand(CLI::App* app, int* exit_code);              // cache.cc
+void AddTableCommand(CLI::App* app, int* exit_code);              // table.cc
 void AddStatsCommand(CLI::App* app, int* exit_code);              // stats.cc (distributed)
 void AddDedupCommand(CLI::App* app, int* exit_code);              // dedup.cc (distributed)
+void AddCleanCommand(CLI::App* app, int* exit_code);              // clean.cc
+void AddCacheCommand(CLI::App* app, int* exit_code);              // cache.cc
+void AddReshardCommand(CLI::App* app, int* exit_code);            // reshard.cc (distributed)
 
 }  // namespace sluice::cli

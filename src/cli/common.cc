@@ -1,9 +1,12 @@
 #include "cli/common.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "sluice/base/bytes.h"
 #include "sluice/format/record.h"
+#include "sluice/io/fault_injection_file_system.h"
 
 namespace sluice::cli {
 
@@ -16,9 +19,33 @@ void Warn(const std::string& message) {
   std::fprintf(stderr, "sluice: warning: %s\n", message.c_str());
 }
 
+namespace {
+
+io::FaultInjectionFileSystem* fault_injection = nullptr;  // set once, never destroyed
+
+void PrintFaultCounts() {
+  std::fprintf(stderr, "sluice: fault injection: %s\n", fault_injection->CountsText().c_str());
+}
+
+// The file system behind every Location: the plan of SLUICE_FAULT_INJECTION (read once)
+// wraps the local one. Only local paths exist so far, so one wrapper serves every path.
+Result<io::FileSystem*> WithFaultInjection(io::FileSystem* fs) {
+  static const Result<std::optional<io::FaultPlan>> plan = io::FaultPlanFromEnvironment();
+  SLUICE_RETURN_IF_ERROR(plan.status());
+  if (!plan->has_value()) return fs;
+  if (fault_injection == nullptr) {
+    fault_injection = new io::FaultInjectionFileSystem(fs, **plan);
+    std::atexit(PrintFaultCounts);
+  }
+  return static_cast<io::FileSystem*>(fault_injection);
+}
+
+}  // namespace
+
 Result<Location> Locate(const std::string& uri) {
   Location loc;
-  SLUICE_ASSIGN_OR_RETURN(loc.fs, io::FileSystemFor(uri, &loc.path));
+  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * fs, io::FileSystemFor(uri, &loc.path));
+  SLUICE_ASSIGN_OR_RETURN(loc.fs, WithFaultInjection(fs));
   return loc;
 }
 
@@ -32,17 +59,31 @@ void AddOutputOptions(CLI::App* command, OutputOptions* options) {
       ->check(ByteSizeValidator())
       ->capture_default_str();
   command->add_option("--prefix", options->prefix, "shard file name prefix")->capture_default_str();
+  command->add_flag("--overwrite", options->overwrite,
+                    "replace a dataset already in OUT (atomically, once the new one is complete)");
 }
 
 Result<std::unique_ptr<format::ShardWriter>> OpenShardWriter(const Location& out,
-                                                             const OutputOptions& options) {
+                                                             const OutputOptions& options,
+                                                             const std::string& command) {
   format::ShardWriterOptions writer;
   SLUICE_ASSIGN_OR_RETURN(writer.record.codec, format::ParseCodec(options.codec));
   if (!ParseByteSize(options.shard_size, &writer.target_shard_bytes)) {
     return InvalidArgument("--shard-size " + options.shard_size + ": not a size");
   }
   writer.prefix = options.prefix;
-  return format::ShardWriter::Open(out.fs, out.path, writer);
+  writer.overwrite = options.overwrite;
+  writer.command = command;
+  SLUICE_ASSIGN_OR_RETURN(auto w, format::ShardWriter::Open(out.fs, out.path, writer));
+  ReportReclaimed(out.path, w->reclaimed());
+  return w;
+}
+
+void ReportReclaimed(const std::string& dir, const std::vector<format::Leftover>& reclaimed) {
+  if (reclaimed.empty()) return;
+  Warn("reclaimed " + std::to_string(reclaimed.size()) + " file(s) in " + dir +
+       " left by interrupted runs (first: " + reclaimed.front().path + ": " +
+       reclaimed.front().reason + ")");
 }
 
 const CLI::Validator& ByteSizeValidator() {

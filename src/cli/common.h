@@ -23,7 +23,10 @@ int ReportError(const Status& status);
 // "sluice: warning: <message>" on stderr.
 void Warn(const std::string& message);
 
-// A user's path or URI resolved to a file system and the path inside it.
+// A user's path or URI resolved to a file system and the path inside it. With the test-only
+// environment variable SLUICE_FAULT_INJECTION set, the file system is wrapped in an
+// io::FaultInjectionFileSystem following its plan (docs/cli.md, "Testing"), and the counts
+// of changing operations are printed on stderr at exit.
 struct Location {
   io::FileSystem* fs = nullptr;
   std::string path;
@@ -34,13 +37,20 @@ Result<Location> Locate(const std::string& uri);
 struct OutputOptions {
   std::string codec = "zstd";        // Default: zstd
   std::string shard_size = "100MB";  // Default: 100 MB of file bytes per shard
-  std::string prefix = "data";       // Default: "data" -> data-00000-of-00004.tfrecord.zst
+  std::string prefix = "data";       // Default: "data" -> data-<run>-00000.tfrecord.zst
+  bool overwrite = false;            // Default: refuse an OUT that holds a dataset
 };
 void AddOutputOptions(CLI::App* command, OutputOptions* options);
 
-// Opens a ShardWriter into `out` (created if missing) per `options`.
+// Opens a ShardWriter into `out` (created if missing) per `options`; `command` names the
+// writer in the directory's lock ("sluice convert jsonl"). Reports on stderr the leftovers
+// of interrupted runs it reclaimed.
 Result<std::unique_ptr<format::ShardWriter>> OpenShardWriter(const Location& out,
-                                                             const OutputOptions& options);
+                                                             const OutputOptions& options,
+                                                             const std::string& command);
+
+// "sluice: warning: reclaimed N file(s) in DIR left by interrupted runs (...)", if any.
+void ReportReclaimed(const std::string& dir, const std::vector<format::Leftover>& reclaimed);
 
 // CLI11 validators for sizes ("100MB", "1.5GiB") and codec names.
 const CLI::Validator& ByteSizeValidator();

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <span>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/convert_job.h"
 #include "cli/ordered_parallel.h"
 #include "cli/progress.h"
 #include "sluice/base/thread_pool.h"
@@ -22,12 +24,14 @@ struct ImagesOptions {
   OutputOptions output;
   size_t threads = ThreadPool::DefaultThreads();  // Default: the CPUs this process may use
   bool no_verify = false;                         // Default: decode every image to validate it
+  ConvertJobFlags job;                            // under mpirun/srun
 };
 
 struct ImageFile {
   std::string path;      // as handed to the file system
   std::string relative;  // relative to DIR: "<class>/<...>/<name>"
   int64_t label = 0;
+  uint64_t bytes = 0;
 };
 
 struct ImageFolder {
@@ -56,7 +60,7 @@ Status CollectImages(io::FileSystem* fs, const std::string& dir, const std::stri
     if (e.is_directory) {
       SLUICE_RETURN_IF_ERROR(CollectImages(fs, e.path, rel, label, folder));
     } else if (HasImageExtension(e.path)) {
-      folder->files.push_back({e.path, rel, label});
+      folder->files.push_back({e.path, rel, label, e.size});
     } else {
       ++folder->ignored;
     }
@@ -133,19 +137,25 @@ std::string ClassesText(const std::vector<std::string>& classes) {
   return text;
 }
 
-// Writes every image of `folder` in order; reports and counts the skipped ones.
-Status WriteImages(const ImagesOptions& opts, io::FileSystem* fs, const ImageFolder& folder,
-                   format::ShardWriter* writer, ConvertSummary* summary) {
-  ProgressBar progress("converting images", folder.files.size());
+// Writes the images `files` in order; reports and counts the skipped ones. Stops when
+// `cancel` is set (a job's other copy of the task was committed).
+Status WriteImages(const ImagesOptions& opts, io::FileSystem* fs, std::span<const ImageFile> files,
+                   format::ShardWriter* writer, ConvertSummary* summary,
+                   const io::CancelToken* cancel = nullptr) {
+  ProgressBar progress("converting images", files.size());
   Status status;
   std::function<Converted(size_t)> produce = [&](size_t i) {
-    return ConvertImage(fs, folder.files[i], !opts.no_verify);
+    return ConvertImage(fs, files[i], !opts.no_verify);
   };
   std::function<bool(size_t, Converted &&)> consume = [&](size_t i, Converted&& c) {
+    if (cancel != nullptr && cancel->cancelled()) {
+      status = Cancelled("another copy of the task was committed");
+      return false;
+    }
     summary->bytes_in += c.bytes_in;
     if (!c.skip_reason.empty()) {
       progress.Clear();
-      std::fprintf(stderr, "sluice: skipped %s: %s\n", folder.files[i].path.c_str(),
+      std::fprintf(stderr, "sluice: skipped %s: %s\n", files[i].path.c_str(),
                    c.skip_reason.c_str());
       ++summary->skipped;
     } else {
@@ -156,11 +166,91 @@ Status WriteImages(const ImagesOptions& opts, io::FileSystem* fs, const ImageFol
     progress.Update(i + 1, summary->bytes_in);
     return true;
   };
-  OrderedParallelMap(folder.files.size(), opts.threads, opts.threads * 8, produce, consume);
+  OrderedParallelMap(files.size(), opts.threads, opts.threads * 8, produce, consume);
   return status;
 }
 
+std::string IgnoredNote(const ImageFolder& folder) {
+  return std::to_string(folder.ignored) + " file(s) without a .jpg/.jpeg/.png extension ignored";
+}
+
+// Under mpirun/srun: runs of consecutive images are the tasks; every rank lists the folder.
+class ImagesJob final : public dist::TaskConverter {
+ public:
+  ImagesJob(const ImagesOptions& opts, io::FileSystem* fs, ImageFolder folder)
+      : opts_(opts), fs_(fs), folder_(std::move(folder)) {}
+
+  TaskPlan Plan() const {
+    return [this](int ranks) -> Result<std::vector<dist::TaskSpec>> {
+      std::vector<uint64_t> bytes;
+      uint64_t total = 0;
+      for (const ImageFile& f : folder_.files) total += bytes.emplace_back(f.bytes);
+      SLUICE_ASSIGN_OR_RETURN(uint64_t task_bytes, TaskBytesFor(opts_.job, total, ranks));
+      std::vector<dist::TaskSpec> tasks;
+      for (auto [first, last] : dist::GroupItems(bytes, task_bytes)) {
+        dist::TaskSpec& t = tasks.emplace_back();
+        t.id = tasks.size() - 1;
+        t.input = std::to_string(first) + " " + std::to_string(last);
+        for (size_t i = first; i < last; ++i) t.bytes += bytes[i];
+      }
+      return tasks;
+    };
+  }
+
+  Result<std::string> Convert(const dist::TaskSpec& task, const std::string&,
+                              format::ShardWriter* out, const io::CancelToken& cancel) override {
+    unsigned long long first = 0, last = 0;
+    if (std::sscanf(task.input.c_str(), "%llu %llu", &first, &last) != 2 || first > last ||
+        last > folder_.files.size()) {
+      return Internal("malformed images task \"" + task.input + "\"");
+    }
+    ConvertSummary c;
+    std::span<const ImageFile> files(folder_.files);
+    SLUICE_RETURN_IF_ERROR(
+        WriteImages(opts_, fs_, files.subspan(first, last - first), out, &c, &cancel));
+    return "{\"records\":" + std::to_string(c.records) +
+           ",\"skipped\":" + std::to_string(c.skipped) +
+           ",\"bytes_in\":" + std::to_string(c.bytes_in) + "}";
+  }
+
+  Status Finish(const std::vector<std::string>& results, dist::JobOutput* out,
+                format::Manifest* manifest) override {
+    uint64_t records = 0;
+    for (const std::string& r : results) records += TaskCounts::Of(r).records;
+    if (records == 0) return DataLoss(opts_.dir + ": every image was skipped");
+    SLUICE_ASSIGN_OR_RETURN(std::string classes,
+                            out->WriteSideFile("classes", ".txt", ClassesText(folder_.classes)));
+    manifest->features = ImageSchema();
+    manifest->metadata = {{"source", "images"},
+                          {"classes_file", classes},
+                          {"num_classes", std::to_string(folder_.classes.size())}};
+    if (folder_.ignored > 0) notes.push_back(IgnoredNote(folder_));
+    return Status::OK();
+  }
+
+  std::vector<std::string> notes;
+
+ private:
+  const ImagesOptions& opts_;
+  io::FileSystem* fs_;
+  const ImageFolder folder_;
+};
+
+int RunImagesJob(const ImagesOptions& opts) {
+  auto in = Locate(opts.dir);
+  if (!in.ok()) return ReportError(in.status());
+  auto folder = ListImageFolder(in->fs, in->path);
+  if (!folder.ok()) return ReportError(folder.status());
+  std::vector<dist::InputFile> files;  // what makes a rerun the same job, with the options
+  for (const ImageFile& f : folder->files) files.push_back({f.relative, f.bytes});
+  std::string options = (opts.no_verify ? "no-verify " : "") + opts.dir;
+  ImagesJob job(opts, in->fs, std::move(*folder));
+  ConvertJobSpec spec{"sluice convert images", opts.out, opts.output, opts.job, options};
+  return RunConvertCommand(spec, files, job.Plan(), &job, &job.notes);
+}
+
 int RunConvertImages(const ImagesOptions& opts) {
+  if (UnderJobLauncher() || opts.job.table) return RunImagesJob(opts);
   Stopwatch clock;
   auto in = Locate(opts.dir);
   if (!in.ok()) return ReportError(in.status());
@@ -168,31 +258,29 @@ int RunConvertImages(const ImagesOptions& opts) {
   if (!out.ok()) return ReportError(out.status());
   auto folder = ListImageFolder(in->fs, in->path);
   if (!folder.ok()) return ReportError(folder.status());
-  auto writer = OpenShardWriter(*out, opts.output);
+  auto writer = OpenShardWriter(*out, opts.output, "sluice convert images");
   if (!writer.ok()) return ReportError(writer.status());
 
   ConvertSummary summary;
-  Status s = WriteImages(opts, in->fs, *folder, writer->get(), &summary);
+  Status s = WriteImages(opts, in->fs, folder->files, writer->get(), &summary);
   if (s.ok() && summary.records == 0) s = DataLoss(opts.dir + ": every image was skipped");
   if (!s.ok()) return ReportError(s);  // the writer is destroyed unclosed: nothing stays
 
-  std::string classes_path = io::JoinPath(out->path, "classes.txt");
+  // The class list is a file of the run, published with the shards (and replaced with
+  // them by --overwrite): metadata "classes_file" names it.
+  auto classes = (*writer)->WriteSideFile("classes", ".txt", ClassesText(folder->classes));
+  if (!classes.ok()) return ReportError(classes.status());
   (*writer)->SetFeatures(ImageSchema());
   (*writer)->SetMetadata("source", "images");
-  (*writer)->SetMetadata("classes_file", "classes.txt");
+  (*writer)->SetMetadata("classes_file", *classes);
   (*writer)->SetMetadata("num_classes", std::to_string(folder->classes.size()));
-  s = out->fs->WriteAll(classes_path, ClassesText(folder->classes));
-  if (s.ok()) s = (*writer)->Close();
-  if (!s.ok()) {
-    (void)out->fs->Delete(classes_path);
-    return ReportError(s);
-  }
+  s = (*writer)->Close();
+  if (!s.ok()) return ReportError(s);
   summary.shards = (*writer)->manifest().shards.size();
   for (const auto& shard : (*writer)->manifest().shards) summary.bytes_out += shard.file_bytes;
   summary.seconds = clock.seconds();
   if (folder->ignored > 0) {
-    summary.notes.push_back(std::to_string(folder->ignored) +
-                            " file(s) without a .jpg/.jpeg/.png extension ignored");
+    summary.notes.push_back(IgnoredNote(*folder));
   }
   PrintSummary(summary);
   return kExitOk;
@@ -205,7 +293,8 @@ void AddConvertImagesCommand(CLI::App* convert, int* exit_code) {
   CLI::App* cmd = convert->add_subcommand(
       "images", "Convert an ImageFolder (DIR/<class>/<image>.jpg|png) into shards");
   cmd->footer(
-      "Class folders sorted by name get labels 0..K-1 (listed in OUT/classes.txt). Each record "
+      "Class folders sorted by name get labels 0..K-1 (listed in OUT/classes-<run>.txt, named "
+      "by the manifest's metadata classes_file). Each record "
       "is a tf.train.Example with image/encoded (the file's bytes), image/format, "
       "image/class/label, image/filename, image/height, image/width. Unreadable or "
       "undecodable files are reported and skipped; the exit code is then still 0, with a "
@@ -218,6 +307,7 @@ void AddConvertImagesCommand(CLI::App* convert, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--no-verify-images", opts->no_verify,
                 "only read image headers instead of decoding every image");
+  AddConvertJobFlags(cmd, &opts->job);
   cmd->callback([opts, exit_code] { *exit_code = RunConvertImages(*opts); });
 }
 

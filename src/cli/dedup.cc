@@ -27,11 +27,9 @@ int RunDedupCommand(const DedupFlags& f) {
   o.input = f.input;
   o.output = f.output;
   o.feature = f.feature;
-  o.codec = f.output_options.codec;
-  o.prefix = f.output_options.prefix;
-  if (!ParseByteSize(f.output_options.shard_size, &o.shard_bytes)) {
-    return FinishJob(*t, InvalidArgument("--shard-size " + f.output_options.shard_size));
-  }
+  auto shards = OutputShardsFrom(f.output_options);
+  if (!shards.ok()) return FinishJob(*t, shards.status());
+  o.shards = *shards;
   o.job = *job;
   auto result = dist::RunDedup(t, o);
   if (!result.ok()) return FinishJob(*t, result.status());

@@ -147,6 +147,16 @@ Result<dist::JobOptions> MakeJobOptions(const DistFlags& f, const dist::Transpor
   return o;
 }
 
+Result<dist::OutputShards> OutputShardsFrom(const OutputOptions& options) {
+  dist::OutputShards out;
+  out.codec = options.codec;
+  out.prefix = options.prefix;
+  if (!ParseByteSize(options.shard_size, &out.shard_bytes)) {
+    return InvalidArgument("--shard-size " + options.shard_size + ": not a size");
+  }
+  return out;
+}
+
 int FinishJob(const dist::Transport& transport, const Status& status) {
   if (status.ok()) return kExitOk;
   // The job's errors are agreed on by every rank (task reports, exchange rounds): rank 0 says it.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/common.h"
 #include "sluice/dist/jobs.h"
 #include "sluice/dist/transport.h"
 
@@ -32,6 +33,9 @@ Result<std::unique_ptr<dist::Transport>> OpenJobTransport();
 // on stderr ("tasks 12/40, 3.1k records/s, ETA 9 s, 1 straggler, 2 speculative copies").
 Result<dist::JobOptions> MakeJobOptions(const DistFlags& flags, const dist::Transport& transport,
                                         const std::string& label);
+
+// The output options of the `convert` commands as a job's output shards.
+Result<dist::OutputShards> OutputShardsFrom(const OutputOptions& options);
 
 // Ends a command on every rank: rank 0 reports `status`; the exit code for all.
 int FinishJob(const dist::Transport& transport, const Status& status);

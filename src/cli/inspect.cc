@@ -6,11 +6,13 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/table_summary.h"
 #include "sluice/base/bytes.h"
 #include "sluice/format/example_json.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/table/table.h"
 
 namespace sluice::cli {
 namespace {
@@ -29,38 +31,32 @@ struct ShardFacts {
   bool indexed = false;
 };
 
-// The dataset behind PATH: its shards in order and, for a directory, its manifest.
+// The dataset behind PATH: its shards in order and, for a directory, its manifest; for a
+// table (docs/table.md), one version's files.
 struct Dataset {
   Location where;
-  std::vector<std::string> shards;
-  std::optional<format::Manifest> manifest;
+  format::ResolvedDataset resolved;
+  std::optional<table::Table> table;
+  const std::vector<std::string>& shards() const { return resolved.shards; }
+  const std::optional<format::Manifest>& manifest() const { return resolved.manifest; }
 };
 
 Result<Dataset> OpenDataset(const std::string& uri) {
   Dataset d;
   SLUICE_ASSIGN_OR_RETURN(d.where, Locate(uri));
-  SLUICE_ASSIGN_OR_RETURN(d.shards, format::ResolveShards(d.where.fs, d.where.path));
-  auto info = d.where.fs->Stat(d.where.path);
-  if (info.ok() && info->is_directory &&
-      d.where.fs->Exists(io::JoinPath(d.where.path, format::Manifest::kFileName))) {
-    SLUICE_ASSIGN_OR_RETURN(d.manifest, format::Manifest::Load(d.where.fs, d.where.path));
+  SLUICE_ASSIGN_OR_RETURN(auto selection, table::ResolveTableRead(d.where.fs, d.where.path));
+  if (selection.has_value()) {
+    table::OpenOptions version;
+    version.version = selection->version;
+    SLUICE_ASSIGN_OR_RETURN(d.table, table::Table::Open(d.where.fs, selection->root, version));
+    d.resolved.shards = selection->files;
+    return d;
   }
+  SLUICE_ASSIGN_OR_RETURN(d.resolved, format::ResolveDataset(d.where.fs, d.where.path));
   return d;
 }
 
-// Counts records the cheapest way available: manifest, then index, then a full read.
-Result<uint64_t> CountRecords(io::FileSystem* fs, const Dataset& d, const std::string& shard,
-                              bool indexed) {
-  if (d.manifest) {
-    for (const auto& entry : d.manifest->shards) {
-      if (io::JoinPath(d.where.path, entry.path) == shard) return entry.records;
-    }
-  }
-  if (indexed) {
-    SLUICE_ASSIGN_OR_RETURN(auto index,
-                            format::ShardIndex::Load(fs, format::ShardIndex::IndexPathFor(shard)));
-    return index.num_records();
-  }
+Result<uint64_t> CountByReading(io::FileSystem* fs, const std::string& shard) {
   SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(fs, shard));
   uint64_t n = 0;
   ByteView record;
@@ -71,17 +67,36 @@ Result<uint64_t> CountRecords(io::FileSystem* fs, const Dataset& d, const std::s
   }
 }
 
-Result<ShardFacts> DescribeShard(const Dataset& d, const std::string& shard) {
+// Shard i's facts, checked against the manifest where that is cheap (size, and the count
+// its index gives): counts come from the manifest, else the index, else a full read.
+Result<ShardFacts> DescribeShard(const Dataset& d, size_t i) {
   io::FileSystem* fs = d.where.fs;
   ShardFacts facts;
-  facts.path = shard;
-  SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(shard));
+  facts.path = d.shards()[i];
+  SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(facts.path));
   facts.file_bytes = file->size();
   char scratch[4];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof scratch, scratch));
   facts.codec = format::DetectCodec(head);
-  facts.indexed = fs->Exists(format::ShardIndex::IndexPathFor(shard));
-  SLUICE_ASSIGN_OR_RETURN(facts.records, CountRecords(fs, d, shard, facts.indexed));
+  SLUICE_RETURN_IF_ERROR(
+      format::CheckShardMatchesManifest(d.resolved, i, facts.file_bytes, std::nullopt));
+  facts.indexed = fs->Exists(format::ShardIndex::IndexPathFor(facts.path));
+  std::optional<uint64_t> indexed_records;
+  if (facts.indexed) {
+    format::ShardReaderOptions options;
+    options.build_missing_index = false;
+    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, facts.path, options));
+    indexed_records = reader->num_records();
+    SLUICE_RETURN_IF_ERROR(
+        format::CheckShardMatchesManifest(d.resolved, i, facts.file_bytes, indexed_records));
+  }
+  if (d.manifest()) {
+    facts.records = d.manifest()->shards[i].records;
+  } else if (indexed_records) {
+    facts.records = *indexed_records;
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(facts.records, CountByReading(fs, facts.path));
+  }
   return facts;
 }
 
@@ -92,7 +107,7 @@ Status ForFirstExamples(const Dataset& d, uint64_t limit,
                         const std::function<void(const format::ExampleView&)>& fn) {
   format::ExampleView example;
   uint64_t seen = 0;
-  for (const auto& shard : d.shards) {
+  for (const auto& shard : d.shards()) {
     SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(d.where.fs, shard));
     ByteView record;
     while (seen < limit) {
@@ -127,8 +142,8 @@ void PrintSchema(const std::map<std::string, format::FeatureSchema>& features,
 int PrintOverview(const Dataset& d, const InspectOptions& opts) {
   std::vector<ShardFacts> shards;
   uint64_t records = 0, bytes = 0;
-  for (const auto& path : d.shards) {
-    auto facts = DescribeShard(d, path);
+  for (size_t i = 0; i < d.shards().size(); ++i) {
+    auto facts = DescribeShard(d, i);
     if (!facts.ok()) return ReportError(facts.status());
     records += facts->records;
     bytes += facts->file_bytes;
@@ -136,6 +151,7 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
   }
   fmt::print("{}: {} shard(s), {} records, {}\n", opts.path, shards.size(), records,
              FormatByteSize(bytes));
+  if (d.table) PrintTableSummary(*d.table);
   size_t width = 5;
   for (const auto& s : shards) width = std::max(width, s.path.size());
   fmt::print("  {:<{}}  {:<5}  {:>10}  {:>12}  {}\n", "shard", width, "codec", "records", "bytes",
@@ -144,8 +160,10 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
     fmt::print("  {:<{}}  {:<5}  {:>10}  {:>12}  {}\n", s.path, width, format::CodecName(s.codec),
                s.records, s.file_bytes, s.indexed ? "yes" : "no");
   }
-  if (d.manifest && !d.manifest->features.empty()) {
-    PrintSchema(d.manifest->features, "from dataset.json");
+  if (d.table && !d.table->features().empty()) {
+    PrintSchema(d.table->features(), "from the table's metaData");
+  } else if (d.manifest() && !d.manifest()->features.empty()) {
+    PrintSchema(d.manifest()->features, "from dataset.json");
   } else {
     format::SchemaInference inference;
     Status s = ForFirstExamples(d, opts.records, [&](const format::ExampleView& example) {
@@ -160,9 +178,9 @@ int PrintOverview(const Dataset& d, const InspectOptions& opts) {
                   "inferred from the first " + std::to_string(inference.records()) + " records");
     }
   }
-  if (d.manifest && !d.manifest->metadata.empty()) {
+  if (d.manifest() && !d.manifest()->metadata.empty()) {
     fmt::print("metadata:\n");
-    for (const auto& [key, value] : d.manifest->metadata) fmt::print("  {}: {}\n", key, value);
+    for (const auto& [key, value] : d.manifest()->metadata) fmt::print("  {}: {}\n", key, value);
   }
   return kExitOk;
 }
@@ -183,8 +201,9 @@ void AddInspectCommand(CLI::App* app, int* exit_code) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* cmd = app->add_subcommand("inspect", "Show a dataset's shards, counts and schema");
   cmd->footer(
-      "PATH is a shard file, a directory with dataset.json (or with *.tfrecord* files), or a "
-      "glob. --json prints the first records as JSON lines instead (bytes in base64).");
+      "PATH is a shard file, a directory with dataset.json (or with *.tfrecord* files), a "
+      "glob, or a table (its directory, or DIR@vN for version N). --json prints the first records "
+      "as JSON lines instead (bytes in base64).");
   cmd->add_option("PATH", opts->path, "shard file, dataset directory or glob")->required();
   cmd->add_option("--records,-n", opts->records,
                   "records to print with --json, or to infer the schema from")

@@ -22,9 +22,12 @@ int main(int argc, char** argv) {
   AddInspectCommand(&app, &exit_code);
   AddVerifyCommand(&app, &exit_code);
   AddIndexCommand(&app, &exit_code);
-  AddCacheCommand(&app, &exit_code);
   AddStatsCommand(&app, &exit_code);
   AddDedupCommand(&app, &exit_code);
+  AddCleanCommand(&app, &exit_code);
+  AddCacheCommand(&app, &exit_code);
+  AddReshardCommand(&app, &exit_code);
+  AddTableCommand(&app, &exit_code);
 
   try {
     app.parse(argc, argv);

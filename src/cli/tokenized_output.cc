@@ -23,16 +23,26 @@ void AddTokenizeFlags(CLI::App* cmd, TokenizeFlags* f) {
       ->capture_default_str();
 }
 
-Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Open(const TokenizeFlags& flags,
-                                                               const std::string& file,
-                                                               const Location& out,
-                                                               const OutputOptions& output,
-                                                               std::string text_feature) {
+std::string TokenizeIdentity(const TokenizeFlags& f) {
+  return f.tokenizer + (f.keep_text ? " keep-text" : "") + " on-error=" + f.on_error +
+         " max-tokens=" + std::to_string(f.max_tokens) + " long=" + f.long_policy;
+}
+
+Result<std::shared_ptr<const text::Tokenizer>> TokenizedWriter::LoadTokenizer(
+    const TokenizeFlags& flags) {
+  SLUICE_ASSIGN_OR_RETURN(Location model, Locate(flags.tokenizer));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
+                          text::Tokenizer::Open(model.fs, model.path));
+  return std::shared_ptr<const text::Tokenizer>(std::move(tokenizer));
+}
+
+Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Make(
+    const TokenizeFlags& flags, const std::string& file, std::string text_feature,
+    std::shared_ptr<const text::Tokenizer> tokenizer) {
   auto w = std::make_unique<TokenizedWriter>();
   w->flags_ = flags;
   w->file_ = file;
   w->text_feature_ = std::move(text_feature);
-  w->out_path_ = out.path;
   w->encode_.invalid_utf8 =
       flags.on_error == "skip" ? text::InvalidUtf8Policy::kSkip : text::InvalidUtf8Policy::kRaise;
   w->encode_.threads = flags.threads;
@@ -40,18 +50,55 @@ Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Open(const TokenizeFla
   w->limit_.policy = flags.long_policy == "raise"   ? text::LongDocumentPolicy::kError
                      : flags.long_policy == "split" ? text::LongDocumentPolicy::kSplit
                                                     : text::LongDocumentPolicy::kTruncate;
-  Result<Location> model = Locate(flags.tokenizer);
-  SLUICE_RETURN_IF_ERROR(model.status());
-  SLUICE_ASSIGN_OR_RETURN(w->tokenizer_, text::Tokenizer::Open(model->fs, model->path));
+  if (tokenizer == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(tokenizer, LoadTokenizer(flags));
+  }
+  w->tokenizer_ = std::move(tokenizer);
+  return w;
+}
+
+Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Into(
+    const TokenizeFlags& flags, const std::string& file, format::ShardWriter* shards,
+    std::string text_feature, std::shared_ptr<const text::Tokenizer> tokenizer) {
+  if (flags.token_cache) {
+    return InvalidArgument("--token-cache is written by one process: run it without mpirun/srun");
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto w, Make(flags, file, std::move(text_feature), std::move(tokenizer)));
+  w->shards_ = shards;
+  return w;
+}
+
+Result<std::unique_ptr<TokenizedWriter>> TokenizedWriter::Open(const TokenizeFlags& flags,
+                                                               const std::string& file,
+                                                               const Location& out,
+                                                               const OutputOptions& output,
+                                                               std::string text_feature) {
+  SLUICE_ASSIGN_OR_RETURN(auto w, Make(flags, file, std::move(text_feature), nullptr));
+  w->out_path_ = out.path;
   if (flags.token_cache) {
     SLUICE_RETURN_IF_ERROR(out.fs->CreateDirs(out.path));
+    // A token cache has no manifest to commit (its .idx, renamed last, marks it complete),
+    // but two writers must not replace each other's files: the directory's lock keeps a
+    // second one out until this one is done.
+    format::WriterLockOptions lock;
+    lock.run = format::NewRunId();
+    lock.command = "sluice convert --token-cache";
+    SLUICE_ASSIGN_OR_RETURN(w->cache_lock_, format::WriterLock::Acquire(out.fs, out.path, lock));
     SLUICE_ASSIGN_OR_RETURN(w->cache_, text::TokenCacheWriter::Create(
                                            out.fs, out.path + "/tokens",
                                            static_cast<uint64_t>(w->tokenizer_->vocab_size())));
   } else {
-    SLUICE_ASSIGN_OR_RETURN(w->shards_, OpenShardWriter(out, output));
+    SLUICE_ASSIGN_OR_RETURN(w->owned_shards_,
+                            OpenShardWriter(out, output, "sluice convert --tokenizer"));
+    w->shards_ = w->owned_shards_.get();
   }
   return w;
+}
+
+Status TokenizedWriter::StartFile(std::string file) {
+  SLUICE_RETURN_IF_ERROR(Flush());
+  file_ = std::move(file);
+  return Status::OK();
 }
 
 Status TokenizedWriter::Add(PendingDocument doc) {
@@ -112,9 +159,15 @@ Status TokenizedWriter::Write(const PendingDocument& doc, std::span<const int32_
 
 Status TokenizedWriter::Finish(const std::string& source, ConvertSummary* summary) {
   SLUICE_RETURN_IF_ERROR(Flush());
+  if (shards_ != nullptr && !owned_shards_) {  // the caller's writer: a task of a job
+    summary->records += records_;
+    summary->skipped += skipped_;
+    return Status::OK();
+  }
   if (records_ == 0) return DataLoss(file_ + ": no document could be converted");
   if (cache_) {
     SLUICE_RETURN_IF_ERROR(cache_->Close());
+    SLUICE_RETURN_IF_ERROR(cache_lock_->Release());
     summary->shards = 0;
     summary->notes.push_back("token cache " + out_path_ +
                              "/tokens.{bin,idx}: " + std::to_string(cache_->tokens()) + " tokens");

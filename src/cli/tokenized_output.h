@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "cli/progress.h"
 #include "sluice/format/example.h"
 #include "sluice/format/example_json.h"
+#include "sluice/format/writer_lock.h"
 #include "sluice/text/encode_documents.h"
 #include "sluice/text/length_limit.h"
 #include "sluice/text/token_cache.h"
@@ -30,6 +32,8 @@ struct TokenizeFlags {
   size_t threads = 0;                    // --threads. Default: 0, all cores
 };
 void AddTokenizeFlags(CLI::App* command, TokenizeFlags* flags);
+// The flags that change what is written, as text: part of a distributed job's identity.
+std::string TokenizeIdentity(const TokenizeFlags& flags);
 
 // A document waiting to be tokenized, with the other features of its Example.
 struct PendingDocument {
@@ -47,12 +51,26 @@ class TokenizedWriter {
                                                        const std::string& file, const Location& out,
                                                        const OutputOptions& output,
                                                        std::string text_feature);
+  // A writer into `shards` (not owned; the caller closes it: a distributed job's task
+  // writer) with `tokenizer` (LoadTokenizer, once per process). Finish then flushes and
+  // counts, and schema() is what was written.
+  static Result<std::unique_ptr<TokenizedWriter>> Into(
+      const TokenizeFlags& flags, const std::string& file, format::ShardWriter* shards,
+      std::string text_feature, std::shared_ptr<const text::Tokenizer> tokenizer);
+  static Result<std::shared_ptr<const text::Tokenizer>> LoadTokenizer(const TokenizeFlags& flags);
+  // The documents added next come from `file` (errors name it): of several input files.
+  Status StartFile(std::string file);
+  std::map<std::string, format::FeatureSchema> schema() const { return schema_.schema(); }
   // Queues a document; full batches are encoded and written.
   Status Add(PendingDocument doc);
   // Writes what is queued, closes the output and fills the summary's counts.
   Status Finish(const std::string& source, ConvertSummary* summary);
 
  private:
+  // `tokenizer` null: loaded from flags.tokenizer.
+  static Result<std::unique_ptr<TokenizedWriter>> Make(
+      const TokenizeFlags& flags, const std::string& file, std::string text_feature,
+      std::shared_ptr<const text::Tokenizer> tokenizer);
   Status Flush();
   Status Write(const PendingDocument& doc, std::span<const int32_t> ids);
 
@@ -61,8 +79,10 @@ class TokenizedWriter {
   std::string file_, text_feature_, out_path_;
   text::EncodeDocumentsOptions encode_;
   text::LengthLimit limit_;
-  std::unique_ptr<text::Tokenizer> tokenizer_;
-  std::unique_ptr<format::ShardWriter> shards_;  // or
+  std::shared_ptr<const text::Tokenizer> tokenizer_;
+  format::ShardWriter* shards_ = nullptr;  // owned_shards_ or the caller's; or
+  std::unique_ptr<format::ShardWriter> owned_shards_;
+  std::unique_ptr<format::WriterLock> cache_lock_;  // held while cache_ writes (outlives it)
   std::unique_ptr<text::TokenCacheWriter> cache_;
   format::SchemaInference schema_;
   std::vector<PendingDocument> pending_;

@@ -2,6 +2,7 @@
 // index entry against the shard, and a manifest's counts against the shards. Prints one
 // "file:offset: problem" line per fault; exit 0 when clean, 1 otherwise. Shards are verified
 // in parallel (one per thread) and reported in shard order.
+#include <algorithm>
 #include <fmt/core.h>
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include "cli/ordered_parallel.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/base/thread_pool.h"
+#include "sluice/format/dataset_publisher.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
@@ -55,8 +57,12 @@ struct ShardScan {
 
 // Reads the whole shard in skip mode, so that every damaged range is reported, not only
 // the first.
-ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, FaultLog* faults) {
+// `expected_records`: what the index lists (0: unknown), to size the tables once.
+ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, uint64_t expected_records,
+                      FaultLog* faults) {
   ShardScan scan;
+  scan.offsets.reserve(expected_records);
+  scan.lengths.reserve(expected_records);
   format::RecordReaderOptions options;
   options.policy = format::CorruptionPolicy::kSkip;
   auto reader = format::RecordReader::Open(fs, shard, options);
@@ -103,12 +109,17 @@ std::optional<uint64_t> EntryOffset(const format::ShardReader& reader, uint64_t 
 }
 
 // Reads every record through the index and compares it with the sequential pass.
-void CheckIndex(io::FileSystem* fs, const std::string& shard, const ShardScan& scan,
-                FaultLog* faults) {
-  std::string index_path = format::ShardIndex::IndexPathFor(shard);
+Result<std::unique_ptr<format::ShardReader>> OpenIndexed(io::FileSystem* fs,
+                                                         const std::string& shard) {
   format::ShardReaderOptions options;
   options.build_missing_index = false;
-  auto reader = format::ShardReader::Open(fs, shard, options);
+  return format::ShardReader::Open(fs, shard, options);
+}
+
+void CheckIndex(const std::string& shard,
+                const Result<std::unique_ptr<format::ShardReader>>& reader,
+                const ShardScan& scan, FaultLog* faults) {
+  std::string index_path = format::ShardIndex::IndexPathFor(shard);
   if (!reader.ok()) {
     faults->Add(index_path, std::nullopt, reader.status().message());
     return;
@@ -167,6 +178,19 @@ void CheckManifest(const format::Manifest& m, const std::string& dir,
   }
 }
 
+// Files in a dataset directory that the dataset does not use, left by interrupted runs:
+// reported, not counted as faults (the published dataset is whole without them).
+void ReportLeftovers(io::FileSystem* fs, const std::string& dir, const format::Manifest& m) {
+  auto leftovers = format::FindLeftovers(fs, dir, &m);
+  if (!leftovers.ok() || leftovers->empty()) return;
+  constexpr size_t kListed = 10;  // a crashed run over thousands of shards: name a few
+  for (size_t i = 0; i < leftovers->size() && i < kListed; ++i) {
+    Warn((*leftovers)[i].path + ": not part of the dataset: " + (*leftovers)[i].reason);
+  }
+  Warn(fmt::format("{} file(s) left by interrupted runs: `sluice clean {}` removes them",
+                   leftovers->size(), dir));
+}
+
 int RunVerify(const std::string& uri) {
   auto where = Locate(uri);
   if (!where.ok()) return ReportError(where.status());
@@ -184,12 +208,18 @@ int RunVerify(const std::string& uri) {
   auto verify_shard = [fs, &shards](size_t i) {
     const std::string& shard = (*shards)[i];
     ShardResult result;
-    ShardScan scan = ScanRecords(fs, shard, &result.faults);
+    const bool indexed = fs->Exists(format::ShardIndex::IndexPathFor(shard));
+    auto reader = indexed ? OpenIndexed(fs, shard) : NotFound("no index");
+    // A record takes at least 16 bytes of the file: a damaged index cannot inflate the hint.
+    const uint64_t hint = reader.ok() ? std::min((*reader)->num_records(),
+                                                 (*reader)->file_bytes() / 16)
+                                      : 0;
+    ShardScan scan = ScanRecords(fs, shard, hint, &result.faults);
     result.records = scan.records();
     result.clean = scan.clean;
-    if (!fs->Exists(format::ShardIndex::IndexPathFor(shard))) return result;
+    if (!indexed) return result;
     if (scan.clean) {
-      CheckIndex(fs, shard, scan, &result.faults);
+      CheckIndex(shard, reader, scan, &result.faults);
     } else {  // its entries would repeat the faults above, or point into skipped ranges
       result.faults.AddWarning("index of " + shard + " not checked: the shard itself is damaged");
     }
@@ -209,7 +239,10 @@ int RunVerify(const std::string& uri) {
       fs->Exists(io::JoinPath(where->path, format::Manifest::kFileName))) {
     auto manifest = format::Manifest::Load(fs, where->path);  // ResolveShards parsed it already
     FaultLog faults;
-    if (manifest.ok()) CheckManifest(*manifest, where->path, records, fs, &faults);
+    if (manifest.ok()) {
+      CheckManifest(*manifest, where->path, records, fs, &faults);
+      ReportLeftovers(fs, where->path, *manifest);
+    }
     faults.Print();
     fault_count += faults.count();
   }

@@ -8,8 +8,9 @@
 #include <unordered_map>
 
 #include "dist/map_phase.h"
-#include "dist/staged_output.h"
+#include "dist/derived_job.h"
 #include "dist/wire.h"
+#include "sluice/dist/convert_job.h"
 #include "sluice/format/example.h"
 #include "sluice/format/record_reader.h"
 
@@ -64,21 +65,16 @@ class KeptPositions final : public ExchangeSource {
   KeyValue kv_;
 };
 
-// Writes the kept records of the shards this rank read.
-Status WriteKept(const DedupOptions& o, io::FileSystem* in_fs, const std::vector<TaskSpec>& tasks,
+// Writes the kept records of the shards this rank read, one output part per input shard.
+Status WriteKept(io::FileSystem* in_fs, const std::vector<TaskSpec>& tasks,
                  const std::vector<Rank>& reader, Rank self,
-                 std::unordered_map<TaskId, std::vector<uint64_t>>& kept, StagedOutput* out) {
-  SLUICE_ASSIGN_OR_RETURN(auto codec, format::ParseCodec(o.codec));
+                 std::unordered_map<TaskId, std::vector<uint64_t>>& kept, const JobOutput& out,
+                 std::vector<std::pair<TaskId, TaskOutput>>* written) {
   for (const auto& task : tasks) {
     if (reader[task.id] != self) continue;
     auto& keep = kept[task.id];
     std::sort(keep.begin(), keep.end());
-    format::ShardWriterOptions wo;
-    wo.record.codec = codec;
-    wo.target_shard_bytes = o.shard_bytes;
-    wo.prefix = "part";
-    SLUICE_ASSIGN_OR_RETURN(
-        auto writer, format::ShardWriter::Open(out->fs(), out->FreshAttemptDir(task.id, 0), wo));
+    SLUICE_ASSIGN_OR_RETURN(auto writer, out.OpenPart(AttemptPart(task.id, 0, 0)));
     SLUICE_ASSIGN_OR_RETURN(auto reader_file, format::RecordReader::Open(in_fs, task.input));
     ByteView record;
     size_t next = 0;
@@ -91,19 +87,7 @@ Status WriteKept(const DedupOptions& o, io::FileSystem* in_fs, const std::vector
       ++next;
     }
     SLUICE_RETURN_IF_ERROR(writer->Close());
-    SLUICE_RETURN_IF_ERROR(out->CommitAttempt(task.id, 0));
-  }
-  return Status::OK();
-}
-
-// Every rank's status; the first error (by rank) for all.
-Status Agree(Transport* t, const Status& mine) {
-  std::string e =
-      mine.ok() ? "" : WireWriter().Error(TagWithRank(mine, t->rank(), t->host())).Take();
-  SLUICE_ASSIGN_OR_RETURN(auto all, t->AllGather(e));
-  for (const auto& part : all) {
-    Status s;
-    if (!part.empty() && WireReader(part).Error(&s)) return s;
+    written->emplace_back(task.id, OutputOf(*writer));
   }
   return Status::OK();
 }
@@ -111,12 +95,10 @@ Status Agree(Transport* t, const Status& mine) {
 }  // namespace
 
 Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(auto tasks, ShardTasks(o.input));
-  std::string in_path, out_path;
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * in_fs, io::FileSystemFor(o.input, &in_path));
-  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(o.output, &out_path));
-  StagedOutput out(out_fs, out_path);
-  SLUICE_RETURN_IF_ERROR(Agree(t, t->rank() == 0 ? out.CheckNotPublished() : Status::OK()));
+  SLUICE_ASSIGN_OR_RETURN(DerivedJob job,
+                          StartDerivedJob(t, o.input, o.output, o.shards, "sluice dedup"));
+  const std::vector<TaskSpec>& tasks = job.tasks;
+  io::FileSystem* in_fs = job.in_fs;
 
   std::optional<format::ExampleParser> parser;
   if (!o.feature.empty()) parser.emplace(std::vector<std::string>{o.feature});
@@ -145,7 +127,9 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
   };
   ExchangeOptions xo{o.job.memory_budget / 2, "dedup (kept positions)"};
   SLUICE_RETURN_IF_ERROR(Exchange(t, &source, sink, xo).status());
-  SLUICE_RETURN_IF_ERROR(Agree(t, WriteKept(o, in_fs, tasks, reader, t->rank(), kept, &out)));
+  std::vector<std::pair<TaskId, TaskOutput>> written;
+  SLUICE_RETURN_IF_ERROR(
+      AgreeOnStatus(t, WriteKept(in_fs, tasks, reader, t->rank(), kept, *job.out, &written)));
   SLUICE_ASSIGN_OR_RETURN(auto totals, t->AllReduceSum({kept_here}));
 
   DedupResult result;
@@ -154,22 +138,11 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
   result.load = reduced.load;
   result.hot_keys = reduced.hot_keys;
   result.progress = map.tasks.progress;
-  Status published;
-  if (t->rank() == 0) {
-    auto input = format::Manifest::Load(in_fs, in_path);  // a shard or glob has none
-    std::map<std::string, format::FeatureSchema> features;
-    std::map<std::string, std::string> metadata;
-    if (input.ok()) {
-      features = input->features;
-      metadata = input->metadata;
-    }
-    metadata["dedup_of"] = o.input;
-    if (!o.feature.empty()) metadata["dedup_feature"] = o.feature;
-    format::Manifest m;
-    published = out.Publish(tasks.size(), o.prefix, features, metadata, &m);
-    result.shards = m.shards.size();
-  }
-  SLUICE_RETURN_IF_ERROR(Agree(t, published));
+  std::map<std::string, std::string> metadata{{"dedup_of", o.input}};
+  if (!o.feature.empty()) metadata["dedup_feature"] = o.feature;
+  format::Manifest m;
+  SLUICE_RETURN_IF_ERROR(PublishDerived(t, &job, tasks.size(), written, metadata, &m));
+  result.shards = m.shards.size();
   return result;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 
-#include "dist/wire.h"
 #include "sluice/base/bytes.h"
 #include "sluice/dist/task_runner.h"
 
@@ -122,18 +121,6 @@ Status Deliver(Rank source, std::string_view data, const ExchangeSink& sink, Exc
   return Status::OK();
 }
 
-// Every rank returns the first failed rank's error, tagged with its rank and host.
-Status AgreeOnError(Transport* t, const Status& local) {
-  std::string mine =
-      local.ok() ? "" : WireWriter().Error(TagWithRank(local, t->rank(), t->host())).Take();
-  SLUICE_ASSIGN_OR_RETURN(auto all, t->AllGather(mine));
-  for (const auto& e : all) {
-    Status s;
-    if (!e.empty() && WireReader(e).Error(&s)) return s;
-  }
-  return Internal("exchange: a rank failed without an error");
-}
-
 }  // namespace
 
 Result<ExchangeStats> Exchange(Transport* t, ExchangeSource* source, const ExchangeSink& sink,
@@ -148,7 +135,10 @@ Result<ExchangeStats> Exchange(Transport* t, ExchangeSource* source, const Excha
     if (local.ok()) local = outbox.Fill();
     SLUICE_ASSIGN_OR_RETURN(
         auto sums, t->AllReduceSum({local.ok() ? outbox.pending() : 0, local.ok() ? 0u : 1u}));
-    if (sums[1] > 0) return AgreeOnError(t, local);
+    if (sums[1] > 0) {
+      SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, local));
+      return Internal(options.stage + ": a rank failed without an error");
+    }
     if (sums[0] == 0) break;
     stats.rounds = round + 1;
     outbox.Offers(receive_budget, &offered, &first);

@@ -1,5 +1,6 @@
 #include "dist/map_phase.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -7,6 +8,7 @@
 #include "sluice/base/random.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
+#include "sluice/io/block_location.h"
 
 namespace sluice::dist {
 
@@ -21,6 +23,20 @@ AggregationOptions AggregationOptionsFor(const JobOptions& job, Merge merge, std
   return o;
 }
 
+std::vector<std::string> PreferredHosts(const std::vector<io::BlockLocation>& blocks) {
+  // As Hadoop's FileInputFormat.getSplitHosts: the hosts holding the most bytes of the input.
+  std::map<std::string, uint64_t> bytes;
+  for (const auto& b : blocks) {
+    for (const auto& h : b.hosts) bytes[h] += b.length;
+  }
+  std::vector<std::pair<uint64_t, std::string>> ranked;
+  for (const auto& [host, n] : bytes) ranked.emplace_back(n, host);
+  std::sort(ranked.begin(), ranked.end(), std::greater<>());
+  std::vector<std::string> hosts;
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) hosts.push_back(ranked[i].second);
+  return hosts;
+}
+
 Result<std::vector<TaskSpec>> ShardTasks(const std::string& input) {
   std::string path;
   SLUICE_ASSIGN_OR_RETURN(io::FileSystem * fs, io::FileSystemFor(input, &path));
@@ -32,6 +48,12 @@ Result<std::vector<TaskSpec>> ShardTasks(const std::string& input) {
     t.input = shard;
     SLUICE_ASSIGN_OR_RETURN(io::FileInfo info, fs->Stat(shard));
     t.bytes = info.size;
+    // Only HDFS knows where a file's bytes live; other file systems would answer one block
+    // without hosts, at the cost of a request per shard.
+    if (fs->name() == "hdfs") {
+      SLUICE_ASSIGN_OR_RETURN(auto blocks, io::FileBlockLocations(shard));
+      t.hosts = PreferredHosts(blocks);
+    }
     tasks.push_back(std::move(t));
   }
   return tasks;

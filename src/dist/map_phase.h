@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sluice/dist/jobs.h"
+#include "sluice/io/block_location.h"
 
 namespace sluice::dist {
 
@@ -30,6 +31,11 @@ Result<MapPhaseResult> RunMapPhase(Transport* transport, const std::string& inpu
                                    const KeyFunction& key_function,
                                    const AggregationOptions& aggregation,
                                    const TaskRunnerOptions& runner_options);
+
+// A task's preferred nodes from its input's blocks: the (at most 3) hosts holding the most
+// bytes, as Hadoop's FileInputFormat.getSplitHosts. Tasks over HDFS get them from WebHDFS
+// (io::FileBlockLocations); other file systems know no hosts.
+std::vector<std::string> PreferredHosts(const std::vector<io::BlockLocation>& blocks);
 
 AggregationOptions AggregationOptionsFor(const JobOptions& job, Merge merge, std::string stage);
 

@@ -1,6 +1,7 @@
 #include "sluice/dist/spill.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <queue>
 
@@ -140,26 +141,39 @@ Result<std::unique_ptr<SortedStream>> OpenRun(const std::string& path) {
   return std::unique_ptr<SortedStream>(std::make_unique<RunStream>(std::move(file)));
 }
 
-Result<uint64_t> WriteRun(SortedStream* stream, const std::string& path) {
+Result<std::unique_ptr<RunWriter>> RunWriter::Open(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(auto file, io::LocalFileSystem()->OpenForWrite(path));
-  std::string buffer;
+  return std::unique_ptr<RunWriter>(new RunWriter(std::move(file)));
+}
+
+Status RunWriter::Add(std::string_view key, uint64_t value) {
+  if (key.size() > UINT32_MAX) return InvalidArgument("run entry of 4 GiB or more");
+  PutFixed32(&buffer_, static_cast<uint32_t>(key.size()));
+  buffer_.append(key);
+  PutFixed64(&buffer_, value);
+  ++entries_;
+  if (buffer_.size() < (size_t{1} << 20)) return Status::OK();
+  Status s = file_->Append(buffer_);
+  buffer_.clear();
+  return s;
+}
+
+Status RunWriter::Close() {
+  SLUICE_RETURN_IF_ERROR(file_->Append(buffer_));
+  buffer_.clear();
+  return file_->Close();
+}
+
+Result<uint64_t> WriteRun(SortedStream* stream, const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(auto writer, RunWriter::Open(path));
   KeyValue kv;
-  uint64_t entries = 0;
   while (true) {
     SLUICE_ASSIGN_OR_RETURN(bool more, stream->Next(&kv));
     if (!more) break;
-    PutFixed32(&buffer, static_cast<uint32_t>(kv.key.size()));
-    buffer += kv.key;
-    PutFixed64(&buffer, kv.value);
-    ++entries;
-    if (buffer.size() >= (size_t{1} << 20)) {
-      SLUICE_RETURN_IF_ERROR(file->Append(buffer));
-      buffer.clear();
-    }
+    SLUICE_RETURN_IF_ERROR(writer->Add(kv.key, kv.value));
   }
-  SLUICE_RETURN_IF_ERROR(file->Append(buffer));
-  SLUICE_RETURN_IF_ERROR(file->Close());
-  return entries;
+  SLUICE_RETURN_IF_ERROR(writer->Close());
+  return writer->entries();
 }
 
 SpillingAggregator::SpillingAggregator(Merge merge, uint64_t budget_bytes, std::string spill_prefix,

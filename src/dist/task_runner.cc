@@ -92,6 +92,17 @@ Status TagWithRank(const Status& error, Rank rank, const std::string& host) {
                 "rank " + std::to_string(rank) + " on " + host + ": " + error.message());
 }
 
+Status AgreeOnStatus(Transport* t, const Status& mine) {
+  std::string e =
+      mine.ok() ? "" : WireWriter().Error(TagWithRank(mine, t->rank(), t->host())).Take();
+  SLUICE_ASSIGN_OR_RETURN(auto all, t->AllGather(e));
+  for (const auto& part : all) {
+    Status s;
+    if (!part.empty() && WireReader(part).Error(&s)) return s;
+  }
+  return Status::OK();
+}
+
 TaskRunner::TaskRunner(Transport* transport, TaskRunnerOptions options)
     : transport_(transport), options_(std::move(options)) {
   if (options_.clock == nullptr) options_.clock = SteadyClock();

@@ -134,7 +134,19 @@ Status Bad(const std::string& name, std::string_view what) {
 }
 
 Result<float> FloatFromJson(const Json& v, const std::string& name) {
-  if (v.is_number()) return static_cast<float>(v.get<double>());
+  if (v.is_number()) {
+    Result<float> f = InvalidArgument("");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) {
+      f = InvalidArgument("integer " + std::to_string(v.get<uint64_t>()) +
+                          " cannot be stored exactly as float32");
+    } else if (v.is_number_integer()) {
+      f = IntegerToFloat32(v.get<int64_t>());
+    } else {
+      f = NumberToFloat32(v.get<double>());
+    }
+    if (!f.ok()) return Bad(name, f.status().message());
+    return f;
+  }
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
     if (s == "NaN") return std::numeric_limits<float>::quiet_NaN();
@@ -225,6 +237,33 @@ Status FeaturesFromJson(const Json& features, ExampleBuilder* builder) {
 }
 
 }  // namespace
+
+Result<float> IntegerToFloat32(int64_t value) {
+  const float f = static_cast<float>(value);
+  // 2^63 (INT64_MAX rounded up) is outside int64: compare before converting back.
+  const bool exact = f < 0x1p63f && f >= -0x1p63f && static_cast<int64_t>(f) == value;
+  if (exact) return f;
+  char became[48];
+  std::snprintf(became, sizeof became, "%.0f", static_cast<double>(f));
+  return InvalidArgument("integer " + std::to_string(value) +
+                         " cannot be stored exactly as float32 (float features hold integers "
+                         "exactly up to 2^24 = 16777216; it would become " +
+                         std::string(became) + ")");
+}
+
+Result<float> NumberToFloat32(double value) {
+  const float f = static_cast<float>(value);
+  char buf[32];
+  const std::string text(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);  // shortest form
+  if (std::isinf(f) && std::isfinite(value)) {
+    return InvalidArgument(text +
+                           " is beyond float32's range (+-3.4e38): it would become infinite");
+  }
+  if (f == 0 && value != 0) {
+    return InvalidArgument(text + " is too small for float32: it would become 0");
+  }
+  return f;
+}
 
 Status ExampleFromJson(std::string_view json, ExampleBuilder* builder) {
   SLUICE_ASSIGN_OR_RETURN(Json doc, ParseObject(json));

@@ -115,9 +115,7 @@ struct Table {
   const uint64_t id = IndexBlockCache::NewTableId();
 
   explicit Table(const char* table_name) : name(table_name) {}
-  uint64_t BlocksIn(uint64_t s) const {
-    return std::min(span, (entries + K - 1) / K - s * span);
-  }
+  uint64_t BlocksIn(uint64_t s) const { return std::min(span, (entries + K - 1) / K - s * span); }
 };
 
 // Starts a span at `in`'s position when entry i begins one, sealing the previous span with
@@ -142,21 +140,24 @@ class IndexDirectory final : public IndexLookup {
 
   // The scan at open, in order: the CRC of the whole file, the header, the frame table, the
   // record table (with a second walk of the frame table for the frames' sizes).
-  Status Scan(ByteView head, uint64_t table_budget_bytes);
+  Status Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes);
 
   Codec codec() const override { return header_.codec; }
   uint64_t num_records() const override { return header_.num_records; }
   uint64_t end_offset() const override { return end_offset_; }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
+  Status Frame(uint64_t j, IndexFrame* frame) const override { return FrameAt(j, frame); }
+  const std::vector<ShardChunk>& chunks() const override { return chunks_; }
+  uint32_t checksum() const override { return checksum_; }
   uint64_t memory_bytes() const override {
     return (frames_.checkpoints.capacity() + records_.checkpoints.capacity()) * sizeof(Checkpoint);
   }
 
  private:
   const std::string& path() const { return file_->path(); }
-  Status CheckFileCrc(IndexStream* in) const;
+  Status CheckFileCrc(IndexStream* in);
   Status ScanFrames();
-  Status ScanRecords();
+  Status ScanRecords(uint64_t chunk_bytes);
   // Decodes entry i at the front of `in` with decode(ByteView*), consuming its bytes.
   template <typename DecodeEntry>
   Status NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const;
@@ -187,9 +188,11 @@ class IndexDirectory final : public IndexLookup {
   bool records_are_frames_ = false;
   Table frames_{"frame"};
   Table records_{"record"};
+  std::vector<ShardChunk> chunks_;
+  uint32_t checksum_ = 0;  // the CRC stored at the end of the file
 };
 
-Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes) {
+Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes) {
   body_end_ = file_->size() - kIndexCrcBytes;
   IndexStream whole(file_.get(), 0, body_end_);
   SLUICE_RETURN_IF_ERROR(CheckFileCrc(&whole));
@@ -199,10 +202,10 @@ Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes) {
   records_.entries = header_.num_records;
   records_.span = SpanFor(records_.entries, table_budget_bytes);
   SLUICE_RETURN_IF_ERROR(ScanFrames());
-  return ScanRecords();
+  return ScanRecords(chunk_bytes);
 }
 
-Status IndexDirectory::CheckFileCrc(IndexStream* in) const {
+Status IndexDirectory::CheckFileCrc(IndexStream* in) {
   while (in->position() < body_end_) {
     SLUICE_ASSIGN_OR_RETURN(ByteView chunk, in->Peek(kScanChunkBytes));
     if (chunk.empty()) break;  // cannot happen: Peek fails rather than return nothing
@@ -213,6 +216,7 @@ Status IndexDirectory::CheckFileCrc(IndexStream* in) const {
   if (crc.size() != sizeof stored || crc32c::Unmask(DecodeFixed32(crc.data())) != in->TakeCrc()) {
     return DataLoss(path() + ": corrupt index: CRC mismatch");
   }
+  checksum_ = crc32c::Unmask(DecodeFixed32(crc.data()));
   return Status::OK();
 }
 
@@ -241,7 +245,7 @@ Status IndexDirectory::ScanFrames() {
   return Status::OK();
 }
 
-Status IndexDirectory::ScanRecords() {
+Status IndexDirectory::ScanRecords(uint64_t chunk_bytes) {
   IndexStream in(file_.get(), records_begin_, body_end_);
   IndexStream frames(file_.get(), kIndexHeaderBytes, records_begin_);  // for the frames' sizes
   FrameCursor frame_cursor;
@@ -252,6 +256,7 @@ Status IndexDirectory::ScanRecords() {
   const uint64_t n = header_.num_records;
   records_.checkpoints.reserve(n / (K * records_.span) + 2);
   records_are_frames_ = n == header_.num_frames;
+  ChunkTableBuilder chunker(chunk_bytes);
   for (uint64_t i = 0; i < n; ++i) {
     MaybeStartSpan(&records_, &in, i, cursor);
     SLUICE_RETURN_IF_ERROR(NextEntry(&in, i, [&](ByteView* b) {
@@ -263,6 +268,7 @@ Status IndexDirectory::ScanRecords() {
       }));
     }
     if (EntryFault fault = RecordFitsFrame(cursor, frame)) return BadEntry(path(), i, fault);
+    chunker.AddRecord(i, cursor.frame, frame);
     records_are_frames_ = records_are_frames_ && record.frame == i && record.offset_in_frame == 0 &&
                           record.length + kRecordOverheadBytes == frame.uncompressed_bytes;
   }
@@ -272,6 +278,8 @@ Status IndexDirectory::ScanRecords() {
                     " unexpected bytes after the record table");
   }
   if (records_are_frames_) std::vector<Checkpoint>().swap(records_.checkpoints);
+  chunks_ = chunker.Finish();
+  chunks_.shrink_to_fit();
   return Status::OK();
 }
 
@@ -381,8 +389,7 @@ Status IndexDirectory::LoadEntry(const Table& table, uint64_t i, DecodeEntry dec
   const uint64_t j = i % K;
   if (memo.table != table.id || memo.block != b || memo.decoded == 0) {
     memo.table = 0;  // until the block's bytes are in
-    SLUICE_RETURN_IF_ERROR(
-        (BlockAt<Entry, Cursor>(table, b, decode, &memo.bytes, &memo.cursor)));
+    SLUICE_RETURN_IF_ERROR((BlockAt<Entry, Cursor>(table, b, decode, &memo.bytes, &memo.cursor)));
     memo.table = table.id;
     memo.block = b;
     memo.consumed = 0;
@@ -439,7 +446,21 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
 
 class InMemoryIndexLookup final : public IndexLookup {
  public:
-  explicit InMemoryIndexLookup(ShardIndex index) : index_(std::move(index)) {}
+  InMemoryIndexLookup(ShardIndex index, uint64_t chunk_bytes)
+      : index_(std::move(index)), chunks_(ChunkTableOf(index_, chunk_bytes)) {
+    const std::string serialized = index_.Serialize();
+    checksum_ = crc32c::Unmask(DecodeFixed32(serialized.data() + serialized.size() - 4));
+  }
+  Status Frame(uint64_t j, IndexFrame* frame) const override {
+    if (j >= index_.frames().size()) {
+      return DataLoss("index frame " + std::to_string(j) + " out of range (" +
+                      std::to_string(index_.frames().size()) + " frames)");
+    }
+    *frame = index_.frames()[j];
+    return Status::OK();
+  }
+  const std::vector<ShardChunk>& chunks() const override { return chunks_; }
+  uint32_t checksum() const override { return checksum_; }
   Codec codec() const override { return index_.codec(); }
   uint64_t num_records() const override { return index_.num_records(); }
   uint64_t end_offset() const override {
@@ -462,18 +483,21 @@ class InMemoryIndexLookup final : public IndexLookup {
 
  private:
   ShardIndex index_;
+  std::vector<ShardChunk> chunks_;
+  uint32_t checksum_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index) {
-  return std::make_unique<InMemoryIndexLookup>(std::move(index));
+std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index, uint64_t chunk_bytes) {
+  return std::make_unique<InMemoryIndexLookup>(std::move(index), chunk_bytes);
 }
 
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
                                                         const std::string& index_path,
                                                         std::shared_ptr<IndexBlockCache> cache,
-                                                        uint64_t table_budget_bytes) {
+                                                        uint64_t table_budget_bytes,
+                                                        uint64_t chunk_bytes) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, fs->OpenForRead(index_path));
   char head_bytes[kIndexHeaderBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof head_bytes, head_bytes));
@@ -483,7 +507,7 @@ Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
   }
   if (cache == nullptr) cache = NewIndexBlockCache();
   auto directory = std::make_unique<IndexDirectory>(std::move(file), std::move(cache));
-  SLUICE_RETURN_IF_ERROR(directory->Scan(head, table_budget_bytes));
+  SLUICE_RETURN_IF_ERROR(directory->Scan(head, table_budget_bytes, chunk_bytes));
   return std::unique_ptr<IndexLookup>(std::move(directory));
 }
 

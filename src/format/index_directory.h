@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "sluice/format/shard_chunks.h"
 #include "sluice/format/shard_index.h"
 
 namespace sluice::format {
@@ -29,13 +30,22 @@ class IndexLookup {
   virtual uint64_t end_offset() const = 0;
   // Entry i: the record and its frame. i < num_records() (else OutOfRange).
   virtual Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const = 0;
-  // Bytes held for the index, outside any shared cache: the directory's checkpoints, or
-  // the whole table in memory.
+  // Frame j (< the index's frame count; else DataLoss naming the index).
+  virtual Status Frame(uint64_t j, IndexFrame* frame) const = 0;
+  // The shard's chunk table (shard_chunks.h), cut from the index when it was opened.
+  virtual const std::vector<ShardChunk>& chunks() const = 0;
+  // The CRC32C the index file stores (of the serialized index, for one built in memory):
+  // what the snapshot identity of a dataset hashes for this shard's index.
+  virtual uint32_t checksum() const = 0;
+  // Bytes held for the index, outside any shared cache: the directory's checkpoints, or the
+  // whole table in memory. (The chunk table comes on top: 40 bytes per chunk.)
   virtual uint64_t memory_bytes() const = 0;
 };
 
 // The whole table in memory (~48 bytes per record for codec none).
-std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index);
+// `chunk_bytes`: the chunk table's target (kChunkTargetBytes by default; shard_chunks.h).
+std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index,
+                                                    uint64_t chunk_bytes = kChunkTargetBytes);
 
 // Opens the index file: scans it once in chunks (checking the CRC and every entry as
 // ShardIndex::Parse does, with the same errors) and keeps a checkpoint per span of M blocks
@@ -47,6 +57,7 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index);
 // decode the block up to the entry asked for. NotFound when the file does not exist.
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
     io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,
-    uint64_t table_budget_bytes = kDefaultIndexDirectoryBytes);
+    uint64_t table_budget_bytes = kDefaultIndexDirectoryBytes,
+    uint64_t chunk_bytes = kChunkTargetBytes);
 
 }  // namespace sluice::format

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "sluice/format/dataset_publisher.h"
+#include "sluice/io/relative_path.h"
+
 namespace sluice::format {
 namespace {
 
@@ -55,6 +58,9 @@ class Validator {
   const std::string& source_;
 };
 
+// Metadata keys ending in "_file" name files of the dataset (Manifest::Files).
+bool NamesFile(std::string_view key) { return key.ends_with("_file"); }
+
 Result<FeatureType> ParseFeatureType(std::string_view name) {
   for (FeatureType t : {FeatureType::kBytes, FeatureType::kFloat, FeatureType::kInt64}) {
     if (FeatureTypeName(t) == name) return t;
@@ -63,15 +69,26 @@ Result<FeatureType> ParseFeatureType(std::string_view name) {
                          "' (expected bytes, float or int64)");
 }
 
+// A stored path that breaks the path rules (io/relative_path.h) is refused with the entry
+// named: "out/dataset.json: shards[3].path: '../../x': a '..' component leaves ...".
+Result<std::string> RelativePath(const Validator& v, const Json& j, const std::string& where,
+                                 const char* key) {
+  SLUICE_ASSIGN_OR_RETURN(std::string path, v.String(j, where, key));
+  Status rule = io::CheckRelativePath(path);
+  if (!rule.ok()) {
+    return v.Error(Validator::Join(where, key), rule.message() + " ('" + path + "')");
+  }
+  return path;
+}
+
 Result<ManifestShard> ParseShard(const Validator& v, const Json& j, const std::string& where) {
   if (!j.is_object()) return v.Error(where, "expected an object");
   ManifestShard shard;
-  SLUICE_ASSIGN_OR_RETURN(shard.path, v.String(j, where, "path"));
-  if (shard.path.empty()) return v.Error(where + ".path", "empty");
+  SLUICE_ASSIGN_OR_RETURN(shard.path, RelativePath(v, j, where, "path"));
   SLUICE_ASSIGN_OR_RETURN(shard.records, v.Unsigned(j, where, "records"));
   SLUICE_ASSIGN_OR_RETURN(shard.file_bytes, v.Unsigned(j, where, "file_bytes"));
   if (j.contains("index")) {
-    SLUICE_ASSIGN_OR_RETURN(shard.index, v.String(j, where, "index"));
+    SLUICE_ASSIGN_OR_RETURN(shard.index, RelativePath(v, j, where, "index"));
   }
   return shard;
 }
@@ -104,6 +121,9 @@ Status ParseBody(const Validator& v, const Json& j, Manifest* m) {
   if (j.contains("tool")) {
     SLUICE_ASSIGN_OR_RETURN(m->tool, v.String(j, "", "tool"));
   }
+  if (j.contains("run")) {
+    SLUICE_ASSIGN_OR_RETURN(m->run, v.String(j, "", "run"));
+  }
   SLUICE_ASSIGN_OR_RETURN(std::string codec, v.String(j, "", "codec"));
   auto parsed_codec = ParseCodec(codec);
   if (!parsed_codec.ok()) return v.Error("codec", parsed_codec.status().message());
@@ -128,7 +148,12 @@ Status ParseBody(const Validator& v, const Json& j, Manifest* m) {
                             v.Typed(j, "", "metadata", Json::value_t::object, "an object"));
     for (const auto& [key, value] : metadata->items()) {
       if (!value.is_string()) return v.Error("metadata." + key, "expected a string");
-      m->metadata[key] = value.get<std::string>();
+      if (NamesFile(key)) {
+        SLUICE_ASSIGN_OR_RETURN(m->metadata[key],
+                                RelativePath(v, *metadata, "metadata", key.c_str()));
+      } else {
+        m->metadata[key] = value.get<std::string>();
+      }
     }
   }
   // total_records is redundant on purpose: a manifest whose shard list was edited by hand
@@ -160,27 +185,58 @@ bool LooksLikeShard(std::string_view path) {
          !IsIndexOrTemporary(base);
 }
 
-Result<std::vector<std::string>> ShardsOfDirectory(io::FileSystem* fs, const std::string& dir) {
-  if (fs->Exists(io::JoinPath(dir, Manifest::kFileName))) {
-    SLUICE_ASSIGN_OR_RETURN(Manifest m, Manifest::Load(fs, dir));
-    std::vector<std::string> out;
-    for (const auto& shard : m.shards) out.push_back(io::JoinPath(dir, shard.path));
-    return out;
+// The shards of a manifest, each checked against the path rules on the file system (a
+// symbolic link pointing out of the directory is refused like "..").
+Result<ResolvedDataset> DatasetOfManifest(io::FileSystem* fs, const std::string& dir) {
+  ResolvedDataset out;
+  SLUICE_ASSIGN_OR_RETURN(Manifest m, Manifest::Load(fs, dir));
+  out.manifest_path = io::JoinPath(dir, Manifest::kFileName);
+  for (size_t i = 0; i < m.shards.size(); ++i) {
+    const ManifestShard& shard = m.shards[i];
+    for (const std::string* path : {&shard.path, &shard.index}) {
+      if (path->empty()) continue;
+      Status rule = io::CheckInsideRoot(fs, dir, *path);
+      if (!rule.ok()) {
+        return DataLoss(out.manifest_path + ": shards[" + std::to_string(i) + "]" +
+                        (path == &shard.path ? ".path" : ".index") + ": " + rule.message() + " ('" +
+                        *path + "')");
+      }
+    }
+    out.shards.push_back(io::JoinPath(dir, shard.path));
   }
+  out.manifest = std::move(m);
+  return out;
+}
+
+Result<ResolvedDataset> DatasetOfDirectory(io::FileSystem* fs, const std::string& dir) {
+  if (fs->Exists(io::JoinPath(dir, Manifest::kFileName))) return DatasetOfManifest(fs, dir);
   SLUICE_ASSIGN_OR_RETURN(auto entries, fs->List(dir));
-  std::vector<std::string> out;
+  SLUICE_RETURN_IF_ERROR(CheckNoUnpublishedRun(fs, dir, entries));
+  ResolvedDataset out;
   for (const auto& e : entries) {
-    if (!e.is_directory && LooksLikeShard(e.path)) out.push_back(e.path);
+    if (!e.is_directory && LooksLikeShard(e.path)) out.shards.push_back(e.path);
   }
-  if (out.empty()) {
+  if (out.shards.empty()) {
     return NotFound(dir + ": no " + std::string(Manifest::kFileName) +
                     " and no *.tfrecord* files in this directory");
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.shards.begin(), out.shards.end());
   return out;
 }
 
 }  // namespace
+
+std::vector<std::string> Manifest::Files() const {
+  std::vector<std::string> files;
+  for (const auto& s : shards) {
+    files.push_back(s.path);
+    if (!s.index.empty()) files.push_back(s.index);
+  }
+  for (const auto& [key, value] : metadata) {
+    if (NamesFile(key)) files.push_back(value);
+  }
+  return files;
+}
 
 uint64_t Manifest::total_records() const {
   uint64_t total = 0;
@@ -192,6 +248,7 @@ std::string Manifest::ToJson() const {
   Json j;
   j["format_version"] = format_version;
   j["tool"] = tool;
+  if (!run.empty()) j["run"] = run;
   j["codec"] = std::string(CodecName(codec));
   j["total_records"] = total_records();
   Json shard_list = Json::array();
@@ -237,14 +294,14 @@ Status Manifest::Save(io::FileSystem* fs, const std::string& dir) const {
   return fs->WriteAll(io::JoinPath(dir, kFileName), ToJson());
 }
 
-Result<std::vector<std::string>> ResolveShards(io::FileSystem* fs, const std::string& path) {
+Result<ResolvedDataset> ResolveDataset(io::FileSystem* fs, const std::string& path) {
+  ResolvedDataset out;
   if (HasWildcard(path)) {
     SLUICE_ASSIGN_OR_RETURN(auto matches, fs->Glob(path));
-    std::vector<std::string> out;
     for (auto& m : matches) {
-      if (!IsIndexOrTemporary(m)) out.push_back(std::move(m));
+      if (!IsIndexOrTemporary(m)) out.shards.push_back(std::move(m));
     }
-    if (out.empty()) return NotFound(path + ": the pattern matches no shard files");
+    if (out.shards.empty()) return NotFound(path + ": the pattern matches no shard files");
     return out;  // Glob() sorts
   }
   auto info = fs->Stat(path);
@@ -254,8 +311,30 @@ Result<std::vector<std::string>> ResolveShards(io::FileSystem* fs, const std::st
     }
     return info.status();
   }
-  if (info->is_directory) return ShardsOfDirectory(fs, path);
-  return std::vector<std::string>{path};
+  if (info->is_directory) return DatasetOfDirectory(fs, path);
+  out.shards.push_back(path);
+  return out;
+}
+
+Result<std::vector<std::string>> ResolveShards(io::FileSystem* fs, const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(ResolvedDataset dataset, ResolveDataset(fs, path));
+  return std::move(dataset.shards);
+}
+
+Status CheckShardMatchesManifest(const ResolvedDataset& dataset, size_t i, uint64_t file_bytes,
+                                 std::optional<uint64_t> records) {
+  if (!dataset.manifest || i >= dataset.manifest->shards.size()) return Status::OK();
+  const ManifestShard& entry = dataset.manifest->shards[i];
+  auto mismatch = [&](const char* what, uint64_t listed, uint64_t found) {
+    return DataLoss(dataset.manifest_path + ": shards[" + std::to_string(i) + "] " + entry.path +
+                    ": the manifest says " + std::to_string(listed) + " " + what + ", the shard " +
+                    (what[0] == 'b' ? "file has " : "holds ") + std::to_string(found) +
+                    " (a shard replaced, truncated or damaged after publication; `sluice "
+                    "verify` checks every record)");
+  };
+  if (file_bytes != entry.file_bytes) return mismatch("bytes", entry.file_bytes, file_bytes);
+  if (records && *records != entry.records) return mismatch("records", entry.records, *records);
+  return Status::OK();
 }
 
 }  // namespace sluice::format

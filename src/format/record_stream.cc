@@ -138,12 +138,26 @@ Result<bool> RecordStreamReader::Ensure(uint64_t pos, uint64_t n) {
 
 // A damaged record at pos_: an error (strict), the end of the file (a tolerated torn
 // tail), or a resynchronisation (skip). Returns whether reading goes on.
+//
+// A record cut by the end of the file is ambiguous: a writer that crashed inside its last
+// record (a torn tail), or a damaged length field followed by intact records. The bytes
+// cannot tell, so a tail is taken for torn only when no intact record starts inside it;
+// otherwise strict mode fails (skip mode keeps the intact records, see docs/format.md,
+// "Reader policies"): an error is better than silently dropping records that may be good.
 Result<bool> RecordStreamReader::HandleFault(const Fault& fault) {
+  const bool strict = options_.policy == CorruptionPolicy::kStrict;
   const bool at_eof = segment_ended_ && segment_end_ == StreamSource::FillResult::kEnd;
-  if (options_.policy == CorruptionPolicy::kStrict) {
-    if (!(fault.truncated && at_eof && options_.tolerate_torn_tail)) {
-      return DataLoss(Where(pos_) + ": " + fault.reason + " (record " + std::to_string(returned_) +
-                      ")");
+  const bool maybe_torn = fault.truncated && at_eof;
+  const std::string what =
+      Where(pos_) + ": " + fault.reason + " (record " + std::to_string(returned_) + ")";
+  if (strict && !(maybe_torn && options_.tolerate_torn_tail)) return DataLoss(what);
+  SLUICE_ASSIGN_OR_RETURN(uint64_t next, Resync(pos_));
+  const bool torn_tail = maybe_torn && next == window_.end();
+  if (strict) {
+    if (!torn_tail) {
+      return DataLoss(what + "; not taken for a torn tail: an intact record starts inside it at " +
+                      source_->Describe(next) +
+                      " (a damaged length field?); skip mode reads the records after it");
     }
     uint64_t torn = window_.end() - pos_;
     warnings_.push_back(Where(pos_) + ": torn tail: " + fault.reason + "; ignored " +
@@ -152,10 +166,7 @@ Result<bool> RecordStreamReader::HandleFault(const Fault& fault) {
     if (auto r = source_->TakeSkipped()) skipped_.push_back(*r);
     return false;
   }
-  if (fault.truncated && at_eof) {
-    warnings_.push_back(Where(pos_) + ": torn tail: " + fault.reason + "; skipped");
-  }
-  SLUICE_ASSIGN_OR_RETURN(uint64_t next, Resync(pos_));
+  if (torn_tail) warnings_.push_back(Where(pos_) + ": torn tail: " + fault.reason + "; skipped");
   skipped_.push_back({pos_, next - pos_, fault.reason});
   pos_ = next;
   return true;

@@ -117,10 +117,14 @@ ShardIndex GroupZstdFrames(const std::deque<FrameSpan>& spans,
 
 }  // namespace
 
-Result<ShardIndex> ShardIndex::Build(io::FileSystem* fs, const std::string& shard_path) {
+namespace {
+
+// Reads the whole shard with `options` and indexes the records it returns.
+Result<ShardIndex> IndexRecords(io::FileSystem* fs, const std::string& shard_path,
+                                const RecordReaderOptions& options,
+                                std::vector<SkippedRange>* skipped) {
   SLUICE_ASSIGN_OR_RETURN(auto reader,
-                          RecordStreamReader::Open(fs, shard_path, RecordReaderOptions(),
-                                                   /*keep_frames=*/true));
+                          RecordStreamReader::Open(fs, shard_path, options, /*keep_frames=*/true));
   std::vector<StreamRecord> recs;
   ByteView record;
   for (;;) {
@@ -128,6 +132,7 @@ Result<ShardIndex> ShardIndex::Build(io::FileSystem* fs, const std::string& shar
     if (!more) break;
     recs.push_back({reader->record_offset(), record.size()});
   }
+  if (skipped != nullptr) *skipped = reader->skipped();
   SLUICE_ASSIGN_OR_RETURN(io::FileInfo info, fs->Stat(shard_path));
   std::vector<IndexFrame> frames;
   std::vector<IndexRecord> records;
@@ -150,6 +155,26 @@ Result<ShardIndex> ShardIndex::Build(io::FileSystem* fs, const std::string& shar
     return ResourceExhausted(shard_path + ": too many records for an index");
   }
   return ShardIndex(reader->codec(), std::move(frames), std::move(records));
+}
+
+}  // namespace
+
+Result<ShardIndex> ShardIndex::Build(io::FileSystem* fs, const std::string& shard_path,
+                                     const RecordReaderOptions& options) {
+  RecordReaderOptions strict = options;
+  strict.policy = CorruptionPolicy::kStrict;
+  strict.tolerate_torn_tail = false;
+  strict.verify_crc = true;
+  return IndexRecords(fs, shard_path, strict, nullptr);
+}
+
+Result<ShardIndex> ShardIndex::Recover(io::FileSystem* fs, const std::string& shard_path,
+                                       std::vector<SkippedRange>* lost,
+                                       const RecordReaderOptions& options) {
+  RecordReaderOptions skip = options;
+  skip.policy = CorruptionPolicy::kSkip;
+  skip.verify_crc = true;
+  return IndexRecords(fs, shard_path, skip, lost);
 }
 
 }  // namespace sluice::format

@@ -6,11 +6,14 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 
+#include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/index_directory.h"
+#include "format/index_open.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/format/shard_index.h"
 
@@ -36,7 +39,8 @@ struct ThreadState {
   // The cached decoded prefix of one frame.
   uint64_t reader_id = 0;
   uint32_t frame = 0;
-  std::string data;
+  std::string data;  // the bytes decoded: the whole frame, or those before an error
+  Status error;      // why decoding stopped early
 
   ~ThreadState() {
     if (zlib_live) inflateEnd(&zlib);
@@ -53,21 +57,37 @@ std::atomic<uint64_t> next_reader_id{1};
 class ShardReaderImpl final : public ShardReader {
  public:
   ShardReaderImpl(std::unique_ptr<io::RandomAccessFile> file, std::unique_ptr<IndexLookup> index,
-                  const ShardReaderOptions& options)
-      : file_(std::move(file)), index_(std::move(index)), options_(options) {}
+                  const ShardReaderOptions& options, std::optional<ShardDamage> damage)
+      : file_(std::move(file)),
+        index_(std::move(index)),
+        options_(options),
+        damage_(std::move(damage)) {}
 
   const std::string& path() const override { return file_->path(); }
   Codec codec() const override { return index_->codec(); }
   uint64_t num_records() const override { return index_->num_records(); }
+  uint64_t file_bytes() const override { return file_->size(); }
+  const std::optional<ShardDamage>& damage() const override { return damage_; }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Read(uint64_t i, std::string* out) const override;
-  Status CheckMatchesShard(const std::string& index_path) const;
+  const std::vector<ShardChunk>& chunks() const override { return index_->chunks(); }
+  uint32_t index_checksum() const override { return index_->checksum(); }
+  const io::RandomAccessFile& file() const override { return *file_; }
+  Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
+                     DecodedChunk* out) const override;
+  Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
+                                 const DecodedChunk& decoded) const override;
+  // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
+  bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
+                           const DecodedChunk& decoded, uint64_t* begin) const;
 
  private:
   Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
                           std::string* out) const;
   Result<ByteView> DecodedFramePrefix(uint32_t frame, const IndexFrame& f, uint64_t need) const;
   Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
+  Status DecodeInto(const IndexFrame& frame, uint64_t need, std::string* out,
+                    size_t* produced) const;
   Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
                  size_t* produced) const;
   Status CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
@@ -77,6 +97,7 @@ class ShardReaderImpl final : public ShardReader {
   std::unique_ptr<io::RandomAccessFile> file_;
   std::unique_ptr<IndexLookup> index_;
   ShardReaderOptions options_;
+  std::optional<ShardDamage> damage_;
   uint64_t id_ = next_reader_id.fetch_add(1);  // names this reader in the thread caches
 };
 
@@ -159,22 +180,36 @@ Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, const
 Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, const IndexFrame& f,
                                                      uint64_t need) const {
   ThreadState& t = State();
-  if (t.reader_id == id_ && t.frame == frame && t.data.size() >= need) return ByteView(t.data);
-  t.reader_id = 0;  // invalid while decoding
-  uint64_t target = f.uncompressed_bytes <= kWholeFrameBytes ? f.uncompressed_bytes : need;
-  SLUICE_RETURN_IF_ERROR(Decode(f, target, &t.data));
-  t.reader_id = id_;
-  t.frame = frame;
-  return ByteView(t.data);
+  if (t.reader_id != id_ || t.frame != frame || (t.data.size() < need && t.error.ok())) {
+    t.reader_id = 0;  // invalid while decoding
+    uint64_t target = f.uncompressed_bytes <= kWholeFrameBytes ? f.uncompressed_bytes : need;
+    t.error = Decode(f, target, &t.data);
+    t.reader_id = id_;
+    t.frame = frame;
+  }
+  // Damage further on in the frame does not concern the records decoded before it: they are
+  // served (their CRCs are checked like any other's), so a bit flip in a gzip shard, which is
+  // one frame, costs the records after it, not the whole shard.
+  if (t.data.size() >= need) return ByteView(t.data);
+  return t.error;
 }
 
 // Decodes the first `need` bytes of a zstd frame group or gzip stream into *out. Beyond
 // kWholeFrameBytes the buffer grows only as bytes are produced, so an index that lies
-// about sizes cannot make the reader allocate what the file does not hold.
+// about sizes cannot make the reader allocate what the file does not hold. On an error
+// *out holds the bytes decoded before it.
 Status ShardReaderImpl::Decode(const IndexFrame& f, uint64_t need, std::string* out) const {
+  size_t produced = 0;
+  Status s = DecodeInto(f, need, out, &produced);
+  out->resize(std::min(out->size(), produced));
+  return s;
+}
+
+Status ShardReaderImpl::DecodeInto(const IndexFrame& f, uint64_t need, std::string* out,
+                                   size_t* produced_out) const {
   ThreadState& t = State();
   out->resize(static_cast<size_t>(std::min(need, kWholeFrameBytes)));
-  size_t produced = 0;
+  size_t& produced = *produced_out;
   auto grow_if_full = [&] {
     if (produced == out->size() && out->size() < need) {
       out->resize(static_cast<size_t>(std::min<uint64_t>(need, 2 * out->size())));
@@ -250,23 +285,85 @@ Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need,
   return Status::OK();
 }
 
-Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
-  auto mismatch = [&](const std::string& why) {
-    return DataLoss(index_path + ": index does not match shard " + path() + ": " + why);
-  };
-  char magic[kDetectBytes];
-  SLUICE_ASSIGN_OR_RETURN(ByteView head, file_->Read(0, sizeof magic, magic));
-  Codec codec = DetectShardCodec(head, path());
-  if (codec != index_->codec()) {
-    return mismatch("index says codec " + std::string(CodecName(index_->codec())) +
-                    ", the shard is " + std::string(CodecName(codec)));
+Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
+                                    DecodedChunk* out) const {
+  std::vector<IndexFrame> frames;
+  if (codec() != Codec::kNone) {
+    frames.resize(chunk.frames);
+    for (uint32_t j = 0; j < chunk.frames; ++j) {
+      SLUICE_RETURN_IF_ERROR(index_->Frame(uint64_t{chunk.first_frame} + j, &frames[j]));
+    }
   }
-  uint64_t end = index_->end_offset();
-  if (end != file_->size()) {
-    return mismatch("index covers " + std::to_string(end) + " bytes, the shard has " +
-                    std::to_string(file_->size()));
+  SLUICE_RETURN_IF_ERROR(
+      DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out));
+  // Checks every record now, in index order (the index's lookups in order are cheap), so
+  // that reading one later is a lookup: the CRC work moves to the decoding thread.
+  out->record_offsets.clear();
+  if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads check instead
+  out->record_offsets.reserve(chunk.records);
+  for (uint64_t j = 0; j < chunk.records; ++j) {
+    const uint64_t i = chunk.first_record + j;
+    IndexRecord r;
+    IndexFrame f;
+    uint64_t begin = 0;
+    bool ok = Locate(i, &r, &f).ok() && RecordOffsetInChunk(r, f, chunk, *out, &begin) &&
+              CheckRecord(i, r, f, out->bytes.data() + begin).ok();
+    out->record_offsets.push_back(ok ? static_cast<uint32_t>(begin) : kRecordFailedCheck);
   }
   return Status::OK();
+}
+
+bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f,
+                                          const ShardChunk& chunk, const DecodedChunk& decoded,
+                                          uint64_t* begin) const {
+  const uint64_t frame = r.frame;
+  if (frame < chunk.first_frame || frame - chunk.first_frame >= chunk.frames) return false;
+  *begin = r.offset_in_frame;
+  if (codec() == Codec::kNone) {
+    *begin += f.file_offset - chunk.file_offset;
+  } else if (frame - chunk.first_frame < decoded.frame_starts.size()) {
+    *begin += decoded.frame_starts[frame - chunk.first_frame];
+  } else {
+    return false;
+  }
+  return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
+}
+
+Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,
+                                                const DecodedChunk& decoded) const {
+  if (i < chunk.first_record || i - chunk.first_record >= chunk.records) {
+    return Internal(path() + ": record " + std::to_string(i) +
+                    " is not in the chunk at file offset " + std::to_string(chunk.file_offset));
+  }
+  const uint64_t j = i - chunk.first_record;
+  if (j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck) {
+    const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
+    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
+  }
+  IndexRecord r;
+  IndexFrame f;
+  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
+  uint64_t begin = 0;
+  if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
+    return DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
+  }
+  const char* framed = decoded.bytes.data() + begin;
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
+  return ByteView(framed + kRecordHeaderBytes, r.length);
+}
+
+// How many records `listed` (the shard's own index, which no longer matches it) had beyond
+// those `recovered` holds: known only when the two agree on every recovered record (a shard
+// cut short under its index); 0 otherwise (an index of another shard says nothing).
+uint64_t RecordsLost(const IndexLookup* listed, const ShardIndex& recovered) {
+  if (listed == nullptr || listed->num_records() <= recovered.num_records()) return 0;
+  if (listed->codec() != recovered.codec()) return 0;
+  IndexRecord r;
+  IndexFrame f;
+  for (uint64_t i = 0; i < recovered.num_records(); ++i) {
+    if (!listed->Locate(i, &r, &f).ok() || r.length != recovered.records()[i].length) return 0;
+  }
+  return listed->num_records() - recovered.num_records();
 }
 
 }  // namespace
@@ -274,18 +371,22 @@ Status ShardReaderImpl::CheckMatchesShard(const std::string& index_path) const {
 Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const std::string& path,
                                                        const ShardReaderOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(auto file, fs->OpenForRead(path));
-  const std::string index_path = ShardIndex::IndexPathFor(path);
-  auto index =
-      OpenIndexDirectory(fs, index_path, options.index_cache, options.index_directory_bytes);
-  if (!index.ok() && index.status().code() == StatusCode::kNotFound &&
-      options.build_missing_index) {
-    SLUICE_ASSIGN_OR_RETURN(ShardIndex built, ShardIndex::Build(fs, path));
-    index = NewInMemoryIndexLookup(std::move(built));
+  OpenedIndex opened = OpenShardIndex(fs, *file, options);
+  std::optional<ShardDamage> damage;
+  if (!opened.problem.ok()) {
+    if (opened.problem.code() != StatusCode::kDataLoss ||
+        options.on_damage != ShardDamagePolicy::kRecover) {
+      return opened.problem;
+    }
+    damage = ShardDamage{opened.problem, {}, 0};
+    SLUICE_ASSIGN_OR_RETURN(
+        ShardIndex recovered,
+        ShardIndex::Recover(fs, path, &damage->lost, SequentialReadOptions(options)));
+    damage->records_lost = RecordsLost(opened.index.get(), recovered);
+    opened.index = NewInMemoryIndexLookup(std::move(recovered), std::max<uint64_t>(1, options.chunk_bytes));
   }
-  if (!index.ok()) return index.status();
-  auto reader = std::make_unique<ShardReaderImpl>(std::move(file), std::move(*index), options);
-  SLUICE_RETURN_IF_ERROR(reader->CheckMatchesShard(index_path));
-  return std::unique_ptr<ShardReader>(std::move(reader));
+  return std::unique_ptr<ShardReader>(std::make_unique<ShardReaderImpl>(
+      std::move(file), std::move(opened.index), options, std::move(damage)));
 }
 
 }  // namespace sluice::format

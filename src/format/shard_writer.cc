@@ -1,12 +1,12 @@
-// ShardWriter: rolls RecordWriters at a target file size, then gives the shards their
-// final "-of-N" names and writes dataset.json.
+// ShardWriter: rolls RecordWriters at a target file size, then publishes dataset.json through
+// a DatasetPublisher.
 //
-// File life cycle. Shard k is first written through a RecordWriter as
-// "<prefix>-0000k.tfrecord.zst" (the RecordWriter itself writes a temporary and renames on
-// its Close). Only ShardWriter::Close, once the count N is known, renames every shard and
-// its index to "<prefix>-0000k-of-0000N..." and then writes dataset.json. Any failure, and
-// destruction without Close, deletes whatever this writer created, so a final "-of-" name
-// or a dataset.json exists only for a complete dataset.
+// File life cycle. Shard k is written through a RecordWriter as "<prefix>-<run>-0000k.tfrecord
+// .zst" (the RecordWriter itself writes a temporary and renames it on its Close): its final
+// name from the start, unique to the run, so nothing is renamed at the end. Close publishes
+// dataset.json, the commit point. Any failure, and destruction without Close, deletes every
+// file of the run (DatasetPublisher::Abort), so a dataset.json exists only for a complete
+// dataset, and what a crash leaves is reclaimed by the next writer.
 #include "sluice/format/shard_writer.h"
 
 #include <cstdio>
@@ -47,10 +47,17 @@ class ShardSizeEstimator {
 
 class ShardWriterImpl final : public ShardWriter {
  public:
-  ShardWriterImpl(io::FileSystem* fs, std::string dir, ShardWriterOptions options)
-      : fs_(fs), dir_(std::move(dir)), options_(std::move(options)) {
+  // `publisher` is null for a part of a bigger run (options.run_id set).
+  ShardWriterImpl(io::FileSystem* fs, std::string dir, ShardWriterOptions options,
+                  std::unique_ptr<DatasetPublisher> publisher)
+      : fs_(fs),
+        dir_(std::move(dir)),
+        options_(std::move(options)),
+        publisher_(std::move(publisher)),
+        run_(publisher_ ? publisher_->run_id() : options_.run_id) {
     manifest_.tool = std::string("sluice ") + SLUICE_VERSION;
     manifest_.codec = options_.record.codec;
+    manifest_.run = run_;
   }
   ~ShardWriterImpl() override {
     if (!closed_) DeleteEverything();
@@ -64,23 +71,29 @@ class ShardWriterImpl final : public ShardWriter {
   void SetMetadata(const std::string& key, const std::string& value) override {
     manifest_.metadata[key] = value;
   }
+  Result<std::string> WriteSideFile(std::string_view stem, std::string_view extension,
+                                    ByteView data) override {
+    if (publisher_ == nullptr) {
+      return FailedPrecondition("ShardWriter for " + dir_ + ": a part writer has no side files");
+    }
+    return publisher_->WriteFile(stem, extension, data);
+  }
   uint64_t records_written() const override { return records_; }
   const Manifest& manifest() const override { return manifest_; }
+  const std::string& run_id() const override { return run_; }
+  const std::vector<Leftover>& reclaimed() const override {
+    static const std::vector<Leftover> none;
+    return publisher_ ? publisher_->reclaimed() : none;
+  }
 
  private:
-  // A shard whose RecordWriter closed successfully, still under its provisional name.
-  struct FinishedShard {
-    std::string name;  // provisional file name inside dir_
-    uint64_t records = 0;
-  };
-
-  std::string ShardName(uint64_t i, uint64_t count) const {
-    std::string name = options_.prefix + "-" + ShardNumber(i);
-    if (count > 0) name += "-of-" + ShardNumber(count);
-    return name + ".tfrecord" + std::string(CodecExtension(options_.record.codec));
+  // "<prefix>-<run>[-<part>]-<i>.tfrecord<ext>"
+  std::string ShardName(uint64_t i) const {
+    std::string name = options_.prefix + "-" + run_ + "-";
+    if (!options_.part.empty()) name += options_.part + "-";
+    return name + ShardNumber(i) + ".tfrecord" + std::string(CodecExtension(options_.record.codec));
   }
   std::string InDir(const std::string& name) const { return io::JoinPath(dir_, name); }
-  bool has_index() const { return options_.record.write_index; }
 
   Status Fail(Status s) {
     if (status_.ok()) status_ = std::move(s);
@@ -88,15 +101,15 @@ class ShardWriterImpl final : public ShardWriter {
   }
   Status StartShard();
   Status FinishShard();
-  Status Finalize();
   void DeleteEverything();
 
   io::FileSystem* const fs_;
   const std::string dir_;
   const ShardWriterOptions options_;
+  std::unique_ptr<DatasetPublisher> publisher_;
+  const std::string run_;
   std::unique_ptr<RecordWriter> current_;  // null between shards
   ShardSizeEstimator estimator_;
-  std::vector<FinishedShard> finished_;
   uint64_t records_ = 0;
   Manifest manifest_;
   Status status_;  // sticky: the first error wins
@@ -104,17 +117,23 @@ class ShardWriterImpl final : public ShardWriter {
 };
 
 Status ShardWriterImpl::StartShard() {
-  std::string name = ShardName(finished_.size(), 0);
+  std::string name = ShardName(manifest_.shards.size());
   SLUICE_ASSIGN_OR_RETURN(current_, RecordWriter::Open(fs_, InDir(name), options_.record));
   estimator_ = ShardSizeEstimator();
   return Status::OK();
 }
 
+// Closes the current shard and lists it in the manifest.
 Status ShardWriterImpl::FinishShard() {
   std::unique_ptr<RecordWriter> w = std::move(current_);
-  uint64_t records = w->records_written();
+  ManifestShard entry;
+  entry.path = ShardName(manifest_.shards.size());
+  entry.records = w->records_written();
   SLUICE_RETURN_IF_ERROR(w->Close());
-  finished_.push_back({ShardName(finished_.size(), 0), records});
+  if (options_.record.write_index) entry.index = ShardIndex::IndexPathFor(entry.path);
+  SLUICE_ASSIGN_OR_RETURN(io::FileInfo info, fs_->Stat(InDir(entry.path)));
+  entry.file_bytes = info.size;
+  manifest_.shards.push_back(std::move(entry));
   return Status::OK();
 }
 
@@ -137,49 +156,24 @@ Status ShardWriterImpl::Write(ByteView record) {
   return Status::OK();
 }
 
-// Renames every finished shard (and index) to its "-of-N" name and fills the manifest.
-Status ShardWriterImpl::Finalize() {
-  const uint64_t count = finished_.size();
-  manifest_.shards.clear();
-  for (uint64_t i = 0; i < count; ++i) {
-    ManifestShard entry;
-    entry.path = ShardName(i, count);
-    entry.records = finished_[i].records;
-    SLUICE_RETURN_IF_ERROR(fs_->Rename(InDir(finished_[i].name), InDir(entry.path)));
-    finished_[i].name = entry.path;  // from now on DeleteEverything finds it here
-    if (has_index()) {
-      entry.index = ShardIndex::IndexPathFor(entry.path);
-      SLUICE_RETURN_IF_ERROR(
-          fs_->Rename(InDir(ShardIndex::IndexPathFor(ShardName(i, 0))), InDir(entry.index)));
-    }
-    SLUICE_ASSIGN_OR_RETURN(io::FileInfo info, fs_->Stat(InDir(entry.path)));
-    entry.file_bytes = info.size;
-    manifest_.shards.push_back(std::move(entry));
-  }
-  return manifest_.Save(fs_, dir_);
-}
-
 Status ShardWriterImpl::Close() {
   if (closed_) return status_;
   if (status_.ok() && current_ != nullptr) status_ = FinishShard();
-  if (status_.ok()) status_ = Finalize();
+  if (status_.ok() && publisher_ != nullptr) status_ = publisher_->Commit(manifest_);
   closed_ = true;
   if (!status_.ok()) DeleteEverything();
   return status_;
 }
 
-// Best effort: a file may exist under its provisional or its final name (or, for an index
-// whose shard was renamed first, under its provisional one), so both are tried.
+// Best effort. A publishing writer deletes every file named by its run (temporaries
+// included) and releases the lock; a part writer deletes the shards it wrote.
 void ShardWriterImpl::DeleteEverything() {
   current_.reset();  // an unclosed RecordWriter aborts and removes its temporary
-  const uint64_t count = finished_.size();
-  for (uint64_t i = 0; i < count; ++i) {
-    for (const std::string& name : {ShardName(i, 0), ShardName(i, count)}) {
-      (void)fs_->Delete(InDir(name));
-      if (has_index()) (void)fs_->Delete(InDir(ShardIndex::IndexPathFor(name)));
-    }
+  if (publisher_ != nullptr) {
+    publisher_->Abort();
+  } else {
+    for (const std::string& f : manifest_.Files()) (void)fs_->Delete(InDir(f));
   }
-  finished_.clear();
   manifest_.shards.clear();
 }
 
@@ -191,13 +185,21 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(io::FileSystem* fs, const
     return InvalidArgument("shard prefix '" + options.prefix + "' must be a non-empty file name");
   }
   if (options.target_shard_bytes == 0) return InvalidArgument("target_shard_bytes must be > 0");
-  SLUICE_RETURN_IF_ERROR(fs->CreateDirs(dir));
-  // Writing into a finished dataset would mix two datasets under one manifest.
-  std::string manifest = io::JoinPath(dir, Manifest::kFileName);
-  if (fs->Exists(manifest)) {
-    return AlreadyExists(manifest + " exists: refusing to write a dataset over another one");
+  if (!options.run_id.empty()) {  // a part of a bigger run: its publisher locked the directory
+    if (!IsRunId(options.run_id)) {
+      return InvalidArgument("run id '" + options.run_id + "': expected 12 lowercase hex digits");
+    }
+    if (options.part.find_first_of("/.") != std::string::npos) {
+      return InvalidArgument("part tag '" + options.part + "' must not hold '/' or '.'");
+    }
+    return std::unique_ptr<ShardWriter>(new ShardWriterImpl(fs, dir, options, nullptr));
   }
-  return std::unique_ptr<ShardWriter>(new ShardWriterImpl(fs, dir, options));
+  PublishOptions publish;
+  publish.overwrite = options.overwrite;
+  publish.command = options.command;
+  publish.probe = options.probe;
+  SLUICE_ASSIGN_OR_RETURN(auto publisher, DatasetPublisher::Begin(fs, dir, publish));
+  return std::unique_ptr<ShardWriter>(new ShardWriterImpl(fs, dir, options, std::move(publisher)));
 }
 
 }  // namespace sluice::format

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "sluice/base/thread_pool.h"
+#include "sluice/io/s3_file_system.h"
+#include "sluice/io/webhdfs_file_system.h"
 
 namespace sluice::io {
 
@@ -33,8 +36,8 @@ Result<std::unique_ptr<FileMapping>> RandomAccessFile::Map() const {
   auto buffer = std::make_unique_for_overwrite<char[]>(n == 0 ? 1 : n);
   SLUICE_ASSIGN_OR_RETURN(ByteView got, Read(0, n, buffer.get()));
   if (got.size() != n) {
-    return DataLoss(path() + ": file shrank while reading (" + std::to_string(got.size()) +
-                    " of " + std::to_string(n) + " bytes)");
+    return DataLoss(path() + ": file shrank while reading (" + std::to_string(got.size()) + " of " +
+                    std::to_string(n) + " bytes)");
   }
   if (n > 0 && got.data() != buffer.get()) std::memcpy(buffer.get(), got.data(), n);
   return std::unique_ptr<FileMapping>(new InMemoryMapping(std::move(buffer), n));
@@ -56,7 +59,8 @@ void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
       return;
     }
     const uint64_t file_size = size();
-    const size_t want = offset >= file_size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, file_size - offset));
+    const size_t want =
+        offset >= file_size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, file_size - offset));
     std::string bytes(want, '\0');
     Result<ByteView> got = Read(offset, want, bytes.data());
     if (!got.ok()) {
@@ -70,6 +74,49 @@ void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
     }
     done(std::move(bytes));
   });
+}
+
+void RandomAccessFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback done,
+                                       const IoContext& context) const {
+  struct Gather {
+    std::mutex mu;
+    std::vector<std::string> parts;  // guarded by mu
+    Status error;                    // guarded by mu
+    size_t remaining;                // guarded by mu
+    RangesCallback done;
+  };
+  auto g = std::make_shared<Gather>();
+  g->parts.resize(ranges.size());
+  g->remaining = ranges.size();
+  g->done = std::move(done);
+  if (ranges.empty()) {
+    ThreadPool* executor = context.executor != nullptr ? context.executor : IoExecutor();
+    executor->Submit([g] { g->done(std::vector<std::string>()); });
+    return;
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    ReadAsync(
+        ranges[i].offset, static_cast<size_t>(ranges[i].length),
+        [g, i](Result<std::string> r) {
+          bool last;
+          {
+            std::lock_guard<std::mutex> lock(g->mu);
+            if (r.ok()) {
+              g->parts[i] = std::move(*r);
+            } else if (g->error.ok()) {
+              g->error = r.status();
+            }
+            last = --g->remaining == 0;
+          }
+          if (!last) return;
+          if (g->error.ok()) {
+            g->done(std::move(g->parts));
+          } else {
+            g->done(g->error);
+          }
+        },
+        context);
+  }
 }
 
 Status FileSystem::PutIfAbsent(const std::string& path, ByteView) {
@@ -105,7 +152,12 @@ Result<std::vector<std::string>> FileSystem::Glob(const std::string& pattern) {
   // Expand one path component at a time, so "data/*/train-*.tfrecord" works.
   std::vector<std::string> prefixes;
   std::string_view rest = pattern;
-  if (!rest.empty() && rest.front() == '/') {
+  if (size_t scheme = rest.find("://"); scheme != std::string_view::npos) {
+    // "s3://bucket/a/*": the scheme and authority are the root, never matched.
+    size_t slash = rest.find('/', scheme + 3);
+    prefixes.push_back(std::string(rest.substr(0, slash)));
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  } else if (!rest.empty() && rest.front() == '/') {
     prefixes.push_back("/");
     rest.remove_prefix(1);
   } else {
@@ -148,6 +200,14 @@ Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path)
   if (scheme == "file") {
     *local_path = std::string(uri.substr(sep + 3));
     return LocalFileSystem();
+  }
+  if (scheme == "s3") {
+    *local_path = std::string(uri);  // S3 paths are whole URIs
+    return S3FileSystemFromEnvironment();
+  }
+  if (scheme == "hdfs" || scheme == "webhdfs") {
+    *local_path = std::string(uri);  // WebHDFS paths are whole URIs too
+    return static_cast<FileSystem*>(WebHdfsFileSystemFromEnvironment());
   }
   return Unimplemented("no file system for scheme '" + std::string(scheme) + "' in " +
                        std::string(uri) + " (only local paths are supported so far)");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 
 #include "sluice/io/file_system.h"
 
@@ -178,7 +179,9 @@ class LocalDiskFileSystem final : public FileSystem {
   Result<FileInfo> Stat(const std::string& path) override {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
-    return FileInfo{path, static_cast<uint64_t>(st.st_size), S_ISDIR(st.st_mode)};
+    int64_t mtime_ms =
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    return FileInfo{path, static_cast<uint64_t>(st.st_size), S_ISDIR(st.st_mode), mtime_ms};
   }
 
   Result<std::vector<FileInfo>> List(const std::string& dir) override {
@@ -223,6 +226,14 @@ class LocalDiskFileSystem final : public FileSystem {
     }
     ::unlink(tmp.c_str());
     return status;
+  }
+
+  Result<std::string> RealPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return ErrnoStatus("resolve", path, errno);
+    std::string out(resolved);
+    std::free(resolved);
+    return out;
   }
 
   Status CreateDirs(const std::string& dir) override {

@@ -1,6 +1,7 @@
 // An in-memory FileSystem for tests: same contracts as the local one (atomic finalize on
 // Close, sorted listings), no disk.
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -14,7 +15,8 @@ using Blob = std::shared_ptr<const std::string>;
 
 class MemoryRandomAccessFile final : public RandomAccessFile {
  public:
-  MemoryRandomAccessFile(std::string path, Blob data) : path_(std::move(path)), data_(std::move(data)) {}
+  MemoryRandomAccessFile(std::string path, Blob data)
+      : path_(std::move(path)), data_(std::move(data)) {}
   const std::string& path() const override { return path_; }
   uint64_t size() const override { return data_->size(); }
   Result<ByteView> Read(uint64_t offset, size_t n, char*) const override {
@@ -72,7 +74,7 @@ class MemoryFileSystem final : public FileSystem {
   Result<FileInfo> Stat(const std::string& path) override {
     std::lock_guard<std::mutex> l(mu_);
     auto it = files_.find(path);
-    if (it != files_.end()) return FileInfo{path, it->second->size(), false};
+    if (it != files_.end()) return FileInfo{path, it->second->size(), false, MtimeLocked(path)};
     if (IsDirLocked(path)) return FileInfo{path, 0, true};
     return NotFound("stat " + path + ": no such file");
   }
@@ -85,8 +87,10 @@ class MemoryFileSystem final : public FileSystem {
       if (p.compare(0, prefix.size(), prefix) != 0) continue;
       std::string rest = p.substr(prefix.size());
       size_t slash = rest.find('/');
-      if (slash == std::string::npos) out[p] = FileInfo{p, data->size(), false};
-      else out[prefix + rest.substr(0, slash)] = FileInfo{prefix + rest.substr(0, slash), 0, true};
+      if (slash == std::string::npos)
+        out[p] = FileInfo{p, data->size(), false, MtimeLocked(p)};
+      else
+        out[prefix + rest.substr(0, slash)] = FileInfo{prefix + rest.substr(0, slash), 0, true};
     }
     for (const auto& d : dirs_) {
       if (d.size() > prefix.size() && d.compare(0, prefix.size(), prefix) == 0 &&
@@ -101,6 +105,7 @@ class MemoryFileSystem final : public FileSystem {
   Status Delete(const std::string& path) override {
     std::lock_guard<std::mutex> l(mu_);
     if (files_.erase(path) == 0) return NotFound("delete " + path + ": no such file");
+    mtimes_.erase(path);
     return Status::OK();
   }
   Status Rename(const std::string& from, const std::string& to) override {
@@ -109,6 +114,8 @@ class MemoryFileSystem final : public FileSystem {
     if (it == files_.end()) return NotFound("rename " + from + ": no such file");
     files_[to] = it->second;
     files_.erase(from);
+    mtimes_[to] = mtimes_[from];
+    mtimes_.erase(from);
     return Status::OK();
   }
   Status CreateDirs(const std::string& dir) override {
@@ -126,12 +133,14 @@ class MemoryFileSystem final : public FileSystem {
       return AlreadyExists(path + " already exists");
     }
     files_[path] = std::make_shared<const std::string>(data);
+    mtimes_[path] = NowMs();
     return Status::OK();
   }
 
   void Publish(const std::string& path, std::string data) {
     std::lock_guard<std::mutex> l(mu_);
     files_[path] = std::make_shared<const std::string>(std::move(data));
+    mtimes_[path] = NowMs();
   }
 
  private:
@@ -142,9 +151,20 @@ class MemoryFileSystem final : public FileSystem {
     return it != files_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
   }
 
+  static int64_t NowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  int64_t MtimeLocked(const std::string& path) const {
+    auto it = mtimes_.find(path);
+    return it == mtimes_.end() ? 0 : it->second;
+  }
+
   std::mutex mu_;
-  std::map<std::string, Blob> files_;  // guarded by mu_
-  std::set<std::string> dirs_;         // guarded by mu_
+  std::map<std::string, Blob> files_;      // guarded by mu_
+  std::map<std::string, int64_t> mtimes_;  // guarded by mu_: modification times, ms
+  std::set<std::string> dirs_;             // guarded by mu_
 };
 
 Status MemoryWritableFile::Close() {

@@ -112,6 +112,25 @@ Result<BlockLocation> FromLocatedBlock(const Json& json) {
   return block;
 }
 
+// {"<outer>": {"<inner>": [item, ...]}}, each item converted by `convert`.
+template <typename T>
+Result<std::vector<T>> ParseList(std::string_view body, const char* outer, const char* inner,
+                                 Result<T> (*convert)(const Json&)) {
+  SLUICE_ASSIGN_OR_RETURN(Json json, ParseObject(body));
+  const Json* wrapper = Member(json, outer);
+  const Json* list = wrapper == nullptr ? nullptr : Member(*wrapper, inner);
+  if (list == nullptr || !list->is_array()) {
+    return Malformed(std::string("no \"") + outer + "\" list");
+  }
+  std::vector<T> out;
+  out.reserve(list->size());
+  for (const Json& item : *list) {
+    SLUICE_ASSIGN_OR_RETURN(T value, convert(item));
+    out.push_back(std::move(value));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<FileStatus> ParseFileStatus(std::string_view body) {
@@ -122,17 +141,7 @@ Result<FileStatus> ParseFileStatus(std::string_view body) {
 }
 
 Result<std::vector<FileStatus>> ParseFileStatuses(std::string_view body) {
-  SLUICE_ASSIGN_OR_RETURN(Json json, ParseObject(body));
-  const Json* statuses = Member(json, "FileStatuses");
-  const Json* list = statuses == nullptr ? nullptr : Member(*statuses, "FileStatus");
-  if (list == nullptr || !list->is_array()) return Malformed("no \"FileStatuses\" list");
-  std::vector<FileStatus> out;
-  out.reserve(list->size());
-  for (const Json& item : *list) {
-    SLUICE_ASSIGN_OR_RETURN(FileStatus status, ToFileStatus(item));
-    out.push_back(std::move(status));
-  }
-  return out;
+  return ParseList<FileStatus>(body, "FileStatuses", "FileStatus", ToFileStatus);
 }
 
 Result<bool> ParseBoolean(std::string_view body) {
@@ -143,31 +152,11 @@ Result<bool> ParseBoolean(std::string_view body) {
 }
 
 Result<std::vector<BlockLocation>> ParseBlockLocations(std::string_view body) {
-  SLUICE_ASSIGN_OR_RETURN(Json json, ParseObject(body));
-  const Json* locations = Member(json, "BlockLocations");
-  const Json* list = locations == nullptr ? nullptr : Member(*locations, "BlockLocation");
-  if (list == nullptr || !list->is_array()) return Malformed("no \"BlockLocations\" list");
-  std::vector<BlockLocation> out;
-  out.reserve(list->size());
-  for (const Json& item : *list) {
-    SLUICE_ASSIGN_OR_RETURN(BlockLocation block, ToBlockLocation(item));
-    out.push_back(std::move(block));
-  }
-  return out;
+  return ParseList<BlockLocation>(body, "BlockLocations", "BlockLocation", ToBlockLocation);
 }
 
 Result<std::vector<BlockLocation>> ParseLocatedBlocks(std::string_view body) {
-  SLUICE_ASSIGN_OR_RETURN(Json json, ParseObject(body));
-  const Json* located = Member(json, "LocatedBlocks");
-  const Json* list = located == nullptr ? nullptr : Member(*located, "locatedBlocks");
-  if (list == nullptr || !list->is_array()) return Malformed("no \"LocatedBlocks\" list");
-  std::vector<BlockLocation> out;
-  out.reserve(list->size());
-  for (const Json& item : *list) {
-    SLUICE_ASSIGN_OR_RETURN(BlockLocation block, FromLocatedBlock(item));
-    out.push_back(std::move(block));
-  }
-  return out;
+  return ParseList<BlockLocation>(body, "LocatedBlocks", "locatedBlocks", FromLocatedBlock);
 }
 
 Result<std::string> ParseLocation(std::string_view body) {

@@ -22,6 +22,7 @@ class BatchNode final : public DatasetNode {
                                                       const IteratorArgs& args) const override;
 
   size_t batch_size() const { return batch_size_; }
+  bool SlotsFit(const PipelineContext* ctx) const;
   bool drop_remainder() const { return drop_remainder_; }
   const std::optional<PaddingPlan>& plan() const { return plan_; }
 
@@ -46,7 +47,6 @@ class BatchIterator final : public StageIterator {
     stack_.schema = &node->input()->schema();
     stack_.ctx = ctx;
     stack_.stage = node->name();
-    pending_.resize(node->batch_size());
   }
 
   Result<bool> Next(Element* out) override {
@@ -56,6 +56,9 @@ class BatchIterator final : public StageIterator {
     size_t n = 0;
     while (n < batch_->batch_size()) {
       if (stopped()) return StoppedError();
+      // Grows with the elements that arrive, not with batch_size: batch(2**40) over a small
+      // dataset is one batch of everything, as in tf.data.
+      if (n == pending_.size()) pending_.emplace_back();
       Result<bool> more = input_->Next(&pending_[n]);
       if (!more.ok()) return more.status();
       if (!*more) break;
@@ -81,7 +84,7 @@ class BatchIterator final : public StageIterator {
   const BatchNode* batch_;
   StackContext stack_;
   SyncTiming timing_;
-  std::vector<Element> pending_;  // reused across batches
+  std::vector<Element> pending_;  // reused across batches; grows to the largest batch
   bool done_ = false;
   std::shared_ptr<SlotPlanner> slots_;  // map into slot, or null
 };
@@ -89,7 +92,7 @@ class BatchIterator final : public StageIterator {
 Result<std::unique_ptr<StageIterator>> BatchNode::MakeIterator(PipelineContext* ctx,
                                                                const IteratorArgs& args) const {
   std::shared_ptr<SlotPlanner> slots;
-  if (slot_map_ != nullptr) {
+  if (slot_map_ != nullptr && SlotsFit(ctx)) {
     const FeatureInfo& f = schema()[slot_feature_];
     slots = std::make_shared<SlotPlanner>(slot_feature_, batch_size_, f.dtype,
                                           f.shape.WithoutFirst(), ctx->buffers());
@@ -98,6 +101,18 @@ Result<std::unique_ptr<StageIterator>> BatchNode::MakeIterator(PipelineContext* 
   SLUICE_ASSIGN_OR_RETURN(auto input, this->input()->MakeIterator(ctx, args));
   return std::unique_ptr<StageIterator>(
       std::make_unique<BatchIterator>(ctx, this, std::move(input), std::move(slots)));
+}
+
+// Map into slot allocates whole batch buffers before the elements arrive: only for batches
+// that fit the memory budget (else the batch is stacked by copying, which allocates only
+// for the elements that do arrive).
+bool BatchNode::SlotsFit(const PipelineContext* ctx) const {
+  const FeatureInfo& f = schema()[slot_feature_];
+  uint64_t slot_bytes =
+      static_cast<uint64_t>(f.shape.WithoutFirst().num_elements()) * DTypeSize(f.dtype);
+  uint64_t batch_bytes = 0;
+  return !__builtin_mul_overflow(slot_bytes, uint64_t{batch_size_}, &batch_bytes) &&
+         batch_bytes <= ctx->budget()->limit();
 }
 
 int64_t BatchDim(size_t batch_size, bool drop_remainder) {

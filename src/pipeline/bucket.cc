@@ -48,9 +48,8 @@ class BucketIterator final : public StageIterator {
     stack_.ctx = ctx;
     stack_.stage = node->name();
     const auto& sizes = node->options().batch_sizes;
-    buckets_.resize(sizes.size());
+    buckets_.resize(sizes.size());  // each grows with its elements, not to its batch size
     fill_.assign(sizes.size(), 0);
-    for (size_t b = 0; b < sizes.size(); ++b) buckets_[b].resize(sizes[b]);
   }
 
   Result<bool> Next(Element* out) override;
@@ -66,6 +65,13 @@ class BucketIterator final : public StageIterator {
   EmissionHistory history_;
   SyncTiming timing_;
   StackContext stack_;
+  // Element i of bucket b lives in buckets_[b][i], i < fill_[b]; the vectors keep their
+  // Element objects for reuse.
+  Element& SlotOf(size_t b) {
+    if (fill_[b] == buckets_[b].size()) buckets_[b].emplace_back();
+    return buckets_[b][fill_[b]++];
+  }
+
   std::vector<std::vector<Element>> buckets_;
   std::vector<size_t> fill_;
   Element staging_;
@@ -111,7 +117,7 @@ Result<bool> BucketIterator::Next(Element* out) {
     }
     last_in_ = staging_.mark;
     SLUICE_ASSIGN_OR_RETURN(size_t b, BucketOf(staging_));
-    std::swap(staging_, buckets_[b][fill_[b]++]);
+    std::swap(staging_, SlotOf(b));
     if (fill_[b] == sizes[b]) {
       SLUICE_RETURN_IF_ERROR(Emit(b, out));
       timing_.End(1, timing_.sampled() ? out->bytes() : 0);
@@ -139,11 +145,10 @@ Status BucketIterator::Restore(const StateReader& r) {
   SLUICE_RETURN_IF_ERROR(input_->Restore(r));
   for (size_t i = 0; i < held.size(); i += 3) {
     size_t b = static_cast<size_t>(held[i]);
-    if (b >= buckets_.size() || fill_[b] + 1 >= buckets_[b].size()) {
+    if (b >= buckets_.size() || fill_[b] + 1 >= bucket_->options().batch_sizes[b]) {
       return InvalidArgument("iterator state: bucket " + std::to_string(b) + " overfull");
     }
-    SLUICE_RETURN_IF_ERROR(
-        input_->Refetch(RecordId{held[i + 1], held[i + 2], 0, 0}, &buckets_[b][fill_[b]++]));
+    SLUICE_RETURN_IF_ERROR(input_->Refetch(RecordId{held[i + 1], held[i + 2], 0, 0}, &SlotOf(b)));
   }
   return Status::OK();
 }

@@ -40,6 +40,14 @@ class SchedStatFile {
   int fd_;
 };
 
+// "<shard>\t<index>\t<stage>\t<message>\n", the message on one line.
+std::string QuarantineLine(const std::string& shard, const std::string& index,
+                           const std::string& stage, const Status& error) {
+  std::string message = error.ToString();
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return shard + "\t" + index + "\t" + stage + "\t" + message + "\n";
+}
+
 }  // namespace
 
 ThreadClock ReadThreadClock() {
@@ -68,17 +76,35 @@ StageStats StageCounters::Snapshot() const {
   s.consumer_share = all ? static_cast<double>(helped_chunks.load()) / static_cast<double>(all) : 0;
   s.skipped = skipped.load();
   s.quarantined = quarantined.load();
+  s.chunk_decodes = chunk_decodes.load();
+  s.chunk_fetched_bytes = chunk_fetched_bytes.load();
+  s.chunk_loads_on_demand = chunk_loads_on_demand.load();
+  s.chunk_evictions = chunk_evictions.load();
   return s;
+}
+
+Status QuarantineSink::OpenLocked() {
+  if (file_) return Status::OK();
+  if (path_.empty()) {
+    return InvalidArgument("on_error = quarantine needs PipelineOptions::quarantine_path");
+  }
+  auto file = fs_->OpenForWrite(path_);
+  if (!file.ok()) {
+    return file.status().WithContext("on_error = quarantine: cannot write the quarantine file " +
+                                     path_);
+  }
+  file_ = std::move(*file);
+  return Status::OK();
+}
+
+Status QuarantineSink::Open() {
+  std::lock_guard<std::mutex> l(mu_);
+  return OpenLocked();
 }
 
 Status QuarantineSink::Add(const std::string& line) {
   std::lock_guard<std::mutex> l(mu_);
-  if (!file_) {
-    if (path_.empty()) {
-      return InvalidArgument("on_error = quarantine needs PipelineOptions::quarantine_path");
-    }
-    SLUICE_ASSIGN_OR_RETURN(file_, fs_->OpenForWrite(path_));
-  }
+  SLUICE_RETURN_IF_ERROR(OpenLocked());
   return file_->Append(line);
 }
 
@@ -164,11 +190,28 @@ Status PipelineContext::OnRecordError(StageCounters* stage, ErrorPolicy policy, 
   stage->Add(stage->skipped, 1);
   if (policy == ErrorPolicy::kQuarantine) {
     std::string shard = source_ ? source_->shard_name(id.shard) : std::to_string(id.shard);
-    std::string message = error.ToString();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    SLUICE_RETURN_IF_ERROR(quarantine_->Add(shard + "\t" + std::to_string(id.index) + "\t" +
-                                            stage->name + "\t" + message + "\n"));
+    SLUICE_RETURN_IF_ERROR(
+        quarantine_->Add(QuarantineLine(shard, std::to_string(id.index), stage->name, error)));
     stage->Add(stage->quarantined, 1);
+  }
+  return Status::OK();
+}
+
+Status PipelineContext::OnSourceDamage(StageCounters* stage, ErrorPolicy policy) {
+  if (source_ == nullptr) return Status::OK();
+  for (const SourceDamage& d : source_->damage()) {
+    if (policy == ErrorPolicy::kRaise) {
+      return d.error.WithContext(stage->name + ": shard '" + source_->shard_name(d.shard) +
+                                 "' is damaged (on_error = skip or quarantine reads its " +
+                                 std::to_string(source_->shard_records()[d.shard]) +
+                                 " intact records)");
+    }
+    stage->Add(stage->skipped, std::max<uint64_t>(1, d.records_lost));
+    if (policy == ErrorPolicy::kQuarantine) {
+      SLUICE_RETURN_IF_ERROR(quarantine_->Add(
+          QuarantineLine(source_->shard_name(d.shard), "-", stage->name, d.error)));
+      stage->Add(stage->quarantined, 1);
+    }
   }
   return Status::OK();
 }

@@ -83,6 +83,11 @@ struct StageCounters {
   std::atomic<uint64_t> tasks{0};          // pool tasks submitted
   std::atomic<uint64_t> skipped{0};
   std::atomic<uint64_t> quarantined{0};
+  // Read stage in chunks mode (chunk_cache.h).
+  std::atomic<uint64_t> chunk_decodes{0};
+  std::atomic<uint64_t> chunk_fetched_bytes{0};
+  std::atomic<uint64_t> chunk_loads_on_demand{0};  // loaded by a reader, not ahead
+  std::atomic<uint64_t> chunk_evictions{0};
   // The value autotune last set for this stage's knob (0: never). Counters outlive repeat's
   // per-epoch rebuilds of the stage, so the next epoch's runner starts where this one was
   // tuned instead of ramping up from the start value again.
@@ -110,10 +115,14 @@ class QuarantineSink {
  public:
   QuarantineSink(io::FileSystem* fs, std::string path) : fs_(fs), path_(std::move(path)) {}
   ~QuarantineSink() { (void)Close(); }
+  // Opens the file (once): a path that cannot be written fails here.
+  Status Open();
   Status Add(const std::string& line);
   Status Close();
 
  private:
+  Status OpenLocked();
+
   io::FileSystem* fs_;
   std::string path_;
   std::mutex mu_;
@@ -157,9 +166,19 @@ class PipelineContext {
   // quarantined), else `error` prefixed with the stage name and the record's identity.
   Status OnRecordError(StageCounters* stage, ErrorPolicy policy, const RecordId& id,
                        const Status& error);
+  // Applies `policy` to the damaged shards the source recovered from (RecordSource::
+  // damage()), when the read stage's iterator starts: raise returns the first one's error;
+  // skip and quarantine count the records lost in the stage's `skipped` (at least one per
+  // shard) and quarantine writes a line per shard, with "-" for the record index.
+  Status OnSourceDamage(StageCounters* stage, ErrorPolicy policy);
+  // A stage's policy (its own, else the pipeline's). Stages ask when their iterator is made,
+  // which is how the iterator knows at its start whether it needs the quarantine file.
   ErrorPolicy PolicyOr(const std::optional<ErrorPolicy>& stage_policy) const {
-    return stage_policy.value_or(options_.on_error);
+    ErrorPolicy p = stage_policy.value_or(options_.on_error);
+    if (p == ErrorPolicy::kQuarantine) uses_quarantine_.store(true, std::memory_order_relaxed);
+    return p;
   }
+  bool uses_quarantine() const { return uses_quarantine_.load(std::memory_order_relaxed); }
 
   // Where a restore put the source: the slice of `epoch` starts at global position `start`
   // (later epochs start at 0).
@@ -214,6 +233,7 @@ class PipelineContext {
   QuarantineSink* quarantine_;
   const RecordSource* source_ = nullptr;
   uint64_t seed_ = 0;
+  mutable std::atomic<bool> uses_quarantine_{false};
 
   std::vector<const DatasetNode*> nodes_;  // source first; set before iterators exist
   std::vector<std::unique_ptr<StageCounters>> counters_;  // parallel to nodes_

@@ -43,6 +43,7 @@ Dataset Dataset::Shuffle(const ShuffleOptions& options) const {
   c.shuffled = true;
   c.order.seed = options.seed;
   c.order.block_shards = std::max<uint32_t>(1, options.block_shards);
+  c.window = ChunkWindowOptions{options.window_bytes, options.window_chunks, options.lanes};
   if (options.mode == ShuffleMode::kBuffer) {
     c.order.mode = ShuffleMode::kNone;  // the buffer shuffles the shard-order stream
     return With(
@@ -70,8 +71,8 @@ Dataset Dataset::Shard(uint32_t rank, uint32_t world_size, Remainder remainder) 
   c.sharded = true;
   c.sharding = ShardingOptions{rank, world_size, remainder};
   NodePtr node = MakeReadNode(std::move(c));
-  if (buffered) node = MakeShuffleBufferNode(std::move(node), buffer_size, seed);
-  return With(std::move(node));
+  if (!buffered) return With(std::move(node));
+  return With(MakeShuffleBufferNode(std::move(node), buffer_size, seed));
 }
 
 Dataset Dataset::ParseExample(std::vector<FeatureSpec> features,
@@ -128,6 +129,17 @@ Dataset Dataset::Skip(uint64_t count) const {
 Dataset Dataset::Append(const StageFactory& make) const {
   if (!status_.ok()) return *this;
   return With(make(node_));
+}
+
+Result<ChunkPlan> Dataset::ChunkPlanFor(uint64_t epoch, const PipelineOptions& options,
+                                        uint64_t from, uint64_t start) const {
+  SLUICE_RETURN_IF_ERROR(status_);
+  return MakeChunkPlan(ReadNodeOf(node_.get()), epoch, options.memory_budget_bytes, start, from);
+}
+
+Result<std::shared_ptr<const SnapshotChunks>> Dataset::Chunks() const {
+  SLUICE_RETURN_IF_ERROR(status_);
+  return ChunksOf(ReadNodeOf(node_.get()));
 }
 
 Result<std::unique_ptr<Iterator>> Dataset::MakeIterator(const PipelineOptions& options) const {

@@ -2,22 +2,13 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <utility>
+
+#include "order_keys.h"
 
 namespace sluice::pipeline {
 namespace {
-
-// Domain-separation tags: each permutation of an epoch gets its own key family, so that e.g.
-// the block-mode shard order is unrelated to the global-mode record order of the same epoch.
-// Changing any of these (or Mix64/CombineKey) changes every saved order: they are format.
-constexpr uint64_t kGlobalTag = 0x676c6f62616c0001ULL;       // "global"
-constexpr uint64_t kShardOrderTag = 0x7368617264730002ULL;   // "shards"
-constexpr uint64_t kWindowTag = 0x77696e646f770003ULL;       // "window"
-constexpr uint64_t kFingerprintTag = 0x736e617073680004ULL;  // "snapsh"
-
-uint64_t EpochKey(uint64_t tag, uint64_t seed, uint64_t epoch) {
-  return CombineKey(CombineKey(tag, seed), epoch);
-}
 
 // The index i of the last entry with starts[i] <= value, searching starts[first, last).
 // `starts` is non-decreasing; equal entries (empty shards) resolve to the last of them, which
@@ -28,32 +19,44 @@ size_t LastStartAtOrBefore(const std::vector<uint64_t>& starts, size_t first, si
   return static_cast<size_t>(it - starts.begin()) - 1;
 }
 
+// Names of ShuffleMode and Remainder values, indexed by the value (enums numbered from 0).
+constexpr std::string_view kShuffleModeNames[] = {"none", "global", "block", "buffer", "chunks"};
+constexpr std::string_view kRemainderNames[] = {"drop", "pad", "exact"};
+
+template <typename E, size_t N>
+std::string_view NameOf(E value, const std::string_view (&names)[N]) {
+  const size_t i = static_cast<size_t>(value);
+  return i < N ? names[i] : "unknown";
+}
+
+template <typename E, size_t N>
+std::optional<E> ValueNamed(std::string_view name, const std::string_view (&names)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::string_view ShuffleModeName(ShuffleMode mode) {
-  switch (mode) {
-    case ShuffleMode::kNone:
-      return "none";
-    case ShuffleMode::kGlobal:
-      return "global";
-    case ShuffleMode::kBlock:
-      return "block";
-    case ShuffleMode::kBuffer:
-      return "buffer";
-  }
-  return "unknown";
-}
+std::string_view ShuffleModeName(ShuffleMode mode) { return NameOf(mode, kShuffleModeNames); }
 
 Result<ShuffleMode> ParseShuffleMode(std::string_view name) {
-  for (ShuffleMode mode :
-       {ShuffleMode::kNone, ShuffleMode::kGlobal, ShuffleMode::kBlock, ShuffleMode::kBuffer}) {
-    if (name == ShuffleModeName(mode)) return mode;
-  }
+  if (auto mode = ValueNamed<ShuffleMode>(name, kShuffleModeNames)) return *mode;
   return InvalidArgument("unknown shuffle mode '" + std::string(name) +
-                         "' (expected none, global, block or buffer)");
+                         "' (expected chunks, global, block, buffer or none)");
 }
 
-GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options, uint64_t epoch)
+std::string_view RemainderName(Remainder remainder) { return NameOf(remainder, kRemainderNames); }
+
+Result<Remainder> ParseRemainder(std::string_view name) {
+  if (auto r = ValueNamed<Remainder>(name, kRemainderNames)) return *r;
+  return InvalidArgument("shard: remainder must be 'drop', 'pad' or 'exact', got '" +
+                         std::string(name) + "'");
+}
+
+GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options, uint64_t epoch,
+                         std::shared_ptr<const std::vector<uint64_t>> chunk_starts)
     : shard_records_(std::move(shard_records)), options_(options), epoch_(epoch) {
   options_.block_shards = std::max<uint32_t>(options_.block_shards, 1);
   const size_t shards = shard_records_.size();
@@ -77,6 +80,19 @@ GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions optio
       block_starts_[j + 1] = block_starts_[j] + shard_records_[shard_perm_[j]];
     }
     window_key_ = EpochKey(kWindowTag, seed, epoch_);
+  } else if (options_.mode == ShuffleMode::kChunks) {
+    options_.lanes = std::max<uint32_t>(options_.lanes, 1);
+    options_.lane_window = std::max<uint64_t>(options_.lane_window, 1);
+    if (chunk_starts == nullptr) {  // every non-empty shard is one chunk
+      auto starts = std::make_shared<std::vector<uint64_t>>();
+      for (size_t i = 0; i < shards; ++i) {
+        if (shard_records_[i] > 0) starts->push_back(shard_starts_[i]);
+      }
+      starts->push_back(total_);
+      chunk_starts = std::move(starts);
+    }
+    chunk_order_.emplace(std::move(chunk_starts), seed, epoch_, options_.lanes,
+                         options_.lane_window);
   }
 }
 
@@ -87,6 +103,8 @@ uint64_t GlobalOrder::RecordAt(uint64_t position) const {
       return record_perm_.Apply(position);
     case ShuffleMode::kBlock:
       return BlockRecordAt(position);
+    case ShuffleMode::kChunks:
+      return chunk_order_->At(position).record;
     case ShuffleMode::kNone:
     case ShuffleMode::kBuffer:
       break;
@@ -132,10 +150,16 @@ RankSlice::RankSlice(const GlobalOrder* order, ShardingOptions sharding, uint64_
   if (!ValidateSharding(sharding_).ok()) return;  // empty slice, see ValidateSharding
   const uint64_t remaining = order_->size() - start_;
   const uint64_t world = sharding_.world_size;
-  if (sharding_.remainder == Remainder::kDrop) {
-    size_ = remaining / world;
-  } else {
-    size_ = remaining / world + (remaining % world != 0 ? 1 : 0);
+  switch (sharding_.remainder) {
+    case Remainder::kDrop:
+      size_ = remaining / world;
+      break;
+    case Remainder::kPad:
+      size_ = remaining / world + (remaining % world != 0 ? 1 : 0);
+      break;
+    case Remainder::kExact:
+      size_ = remaining / world + (sharding_.rank < remaining % world ? 1 : 0);
+      break;
   }
 }
 

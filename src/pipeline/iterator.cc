@@ -6,6 +6,7 @@
 #include "autotune.h"
 #include "cache_hooks.h"
 #include "nodes.h"
+#include "sluice/pipeline/wait_check.h"
 
 namespace sluice::pipeline {
 
@@ -48,6 +49,7 @@ class Iterator::Impl {
   uint64_t elements_ = 0;
   io::cache::Cache* cache_ = nullptr;  // the source's node-local cache, if any
   io::cache::CacheStats cache_start_;  // its figures when this iterator began
+  io::HttpEngineStats network_start_;  // the process's HTTP figures when the run began
 };
 
 Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
@@ -67,10 +69,14 @@ Iterator::Impl::Impl(NodePtr root, PipelineOptions options)
 
 Status Iterator::Impl::BuildRun(uint64_t epoch) {
   run_epoch_ = epoch;
+  network_start_ = io::ProcessHttpStats();
   ctx_ = std::make_unique<PipelineContext>(options_, pool_.get(), buffers_.get(), budget_.get(),
                                            quarantine_.get());
   ctx_->RegisterGraph(root_.get());
   SLUICE_ASSIGN_OR_RETURN(it_, root_->MakeIterator(ctx_.get(), IteratorArgs{epoch}));
+  // A quarantine file that cannot be written fails now, before any record is consumed, not
+  // at the first bad record.
+  if (ctx_->uses_quarantine()) SLUICE_RETURN_IF_ERROR(quarantine_->Open());
   autotuner_ = std::make_unique<Autotuner>(ctx_.get(), pool_->size());
   sticky_ = Status::OK();
   delivered_ = Mark();
@@ -94,6 +100,10 @@ Result<bool> Iterator::Impl::Next(Element* out) {
   Result<bool> more = it_->Next(out);
   uint64_t t1 = NowNs();
   wait_ns_ += t1 - t0;
+  // An element produced after the consumer's wait check failed (Ctrl-C) is not delivered:
+  // the caller gets the failure, and Save() the state before that element.
+  const ScopedWaitCheck* check = ScopedWaitCheck::Current();
+  if (more.ok() && check != nullptr && !check->failure().ok()) more = check->failure();
   if (!more.ok()) {
     sticky_ = more.status();
     return sticky_;
@@ -163,6 +173,8 @@ PipelineStats Iterator::Impl::Stats() const {
   s.buffer_allocations = buffers_->allocations();
   s.stages = ctx_->SnapshotStages();
   if (cache_ != nullptr) s.cache = cache_->stats().Since(cache_start_);
+  io::HttpEngineStats network = io::Since(io::ProcessHttpStats(), network_start_);
+  if (network.requests > 0 || network.in_flight > 0 || network.queued > 0) s.network = network;
   return s;
 }
 
@@ -176,8 +188,23 @@ Status Iterator::Restore(ByteView state) { return impl_->Restore(state); }
 const Schema& Iterator::schema() const { return impl_->schema(); }
 PipelineStats Iterator::stats() const { return impl_->Stats(); }
 
+Status CheckPipelineOptions(const PipelineOptions& options) {
+  if (options.memory_budget_bytes == 0) {
+    return InvalidArgument(
+        "memory_budget_bytes must be > 0: it bounds what the pipeline buffers (0 does not mean "
+        "unlimited; the default is 1 GiB)");
+  }
+  if (options.threads > kMaxPipelineThreads) {
+    return InvalidArgument("threads = " + std::to_string(options.threads) + " exceeds " +
+                           std::to_string(kMaxPipelineThreads) +
+                           " (0 = one per CPU this process may use)");
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<Iterator>> MakePipelineIterator(NodePtr root,
                                                        const PipelineOptions& options) {
+  SLUICE_RETURN_IF_ERROR(CheckPipelineOptions(options));
   auto impl = std::make_unique<Iterator::Impl>(std::move(root), options);
   SLUICE_RETURN_IF_ERROR(impl->BuildRun(options.epoch));
   return std::make_unique<Iterator>(std::move(impl));

@@ -4,8 +4,14 @@
 #include "nodes.h"
 #include "parallel_runner.h"
 #include "slot_planner.h"
+#include "sluice/pipeline/wait_check.h"
 
 namespace sluice::pipeline {
+
+Status MapContext::CheckInterrupt() const {
+  if (cancelled()) return Cancelled("iterator cancelled");
+  return CheckWaitInterrupt();
+}
 namespace {
 
 class MapNode final : public DatasetNode {

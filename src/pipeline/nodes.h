@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sluice/pipeline/batch.h"
+#include "sluice/pipeline/chunk_plan.h"
 #include "sluice/pipeline/global_order.h"
 #include "sluice/pipeline/map.h"
 #include "sluice/pipeline/parse_example.h"
@@ -20,7 +21,8 @@ using NodePtr = std::shared_ptr<const DatasetNode>;
 struct SourceConfig {
   std::shared_ptr<RecordSource> source;
   ReadOptions read;
-  OrderOptions order{ShuffleMode::kNone, 0, 4};  // kNone/kGlobal/kBlock at the source
+  OrderOptions order{ShuffleMode::kNone, 0, 4};  // kNone/kGlobal/kBlock/kChunks at the source
+  ChunkWindowOptions window;                     // kChunks: resolved when an iterator starts
   ShardingOptions sharding;
   bool shuffled = false;
   bool sharded = false;
@@ -30,9 +32,19 @@ NodePtr MakeReadNode(SourceConfig config);
 const SourceConfig* AsReadNode(const DatasetNode* node);
 // The read stage at the bottom of `node`'s graph.
 const SourceConfig& SourceOf(const DatasetNode* node);
+// The read node at the bottom of `node`'s graph.
+inline const DatasetNode* ReadNodeOf(const DatasetNode* node) {
+  while (node->input() != nullptr) node = node->input();
+  return node;
+}
+// The snapshot's chunks of the read node `read` (computed once per node).
+Result<std::shared_ptr<const SnapshotChunks>> ChunksOf(const DatasetNode* read);
+// The chunk plan of the read node `read` (Dataset::ChunkPlanFor).
+Result<ChunkPlan> MakeChunkPlan(const DatasetNode* read, uint64_t epoch, uint64_t memory_budget,
+                                uint64_t start, uint64_t from);
 
 // shuffle_buffer.cc: tf.data-style bounded shuffle buffer (buffer mode).
-NodePtr MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed);
+Result<NodePtr> MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed);
 // Whether `node` is a shuffle buffer; then *buffer_size and *seed receive its settings.
 bool AsShuffleBufferNode(const DatasetNode* node, size_t* buffer_size, uint64_t* seed);
 

@@ -21,6 +21,7 @@
 
 #include "context.h"
 #include "sluice/pipeline/element.h"
+#include "sluice/pipeline/wait_check.h"
 
 namespace sluice::pipeline {
 
@@ -210,14 +211,23 @@ inline uint64_t ChunkByteCap(const PipelineContext* ctx) {
 // Applies `fn` (Result<bool>(Element&): false drops the element) to every element of a
 // chunk under an error policy: a failing element is dropped (skip / quarantine) or ends the
 // chunk with the error naming stage and record (raise). Stops at the next element when the
-// runner is stopping.
+// runner is stopping, or, on the consumer's thread, when its wait check fails (Ctrl-C),
+// polled every kElementsPerWaitCheck elements: a chunk of slow elements must not delay the
+// check by the whole chunk (functions slower than that poll MapContext::CheckInterrupt).
+inline constexpr size_t kElementsPerWaitCheck = 8;
 template <typename Fn>
 void TransformChunk(Chunk* c, const ParallelRunner& runner, PipelineContext* ctx,
                     StageCounters* counters, ErrorPolicy policy, Fn&& fn) {
   size_t i = 0;
-  while (i < c->size) {
+  for (size_t done = 0; i < c->size; ++done) {
+    Status interrupted;
     if (runner.stopping()) {
-      c->status = Cancelled(counters->name + ": iterator cancelled");
+      interrupted = Cancelled(counters->name + ": iterator cancelled");
+    } else if (done % kElementsPerWaitCheck == 0) {
+      interrupted = CheckWaitInterrupt();
+    }
+    if (!interrupted.ok()) {
+      c->status = std::move(interrupted);
       c->size = i;
       return;
     }

@@ -1,9 +1,14 @@
 // The read stage: the pipeline's source. At rank-sample k of an epoch it reads the record
 // RankSlice::RecordAt(k) of the epoch's GlobalOrder through the RecordSource, keeping
-// several chunks of reads in flight on the pool (the parallel "interleave" reader).
+// several chunks of reads in flight on the pool (the parallel "interleave" reader). In
+// chunks mode the records come from a ChunkCache that fetches and decodes the rank's chunks
+// ahead along its ChunkPlan.
 #include <algorithm>
+#include <mutex>
 #include <optional>
 
+#include "cache_hooks.h"
+#include "chunk_cache.h"
 #include "nodes.h"
 #include "parallel_runner.h"
 
@@ -12,6 +17,9 @@ namespace {
 
 Schema RecordSchema() { return Schema({FeatureInfo{"record", DType::kString, Shape()}}); }
 
+// Saved snapshot descriptions are cut to this many bytes (states stay small).
+constexpr size_t kMaxSnapshotNameBytes = 256;
+
 class ReadNode final : public DatasetNode {
  public:
   explicit ReadNode(SourceConfig config) : DatasetNode(nullptr, RecordSchema()), config_(config) {}
@@ -19,20 +27,44 @@ class ReadNode final : public DatasetNode {
   const SourceConfig& config() const { return config_; }
   Result<std::unique_ptr<StageIterator>> MakeIterator(PipelineContext* ctx,
                                                       const IteratorArgs& args) const override;
+  // The snapshot's chunks, computed once per dataset (chunks mode).
+  Result<std::shared_ptr<const SnapshotChunks>> Chunks() const {
+    std::call_once(chunks_once_, [&] { chunks_ = SnapshotChunks::Of(*config_.source); });
+    return chunks_;
+  }
+  // The order options of an iterator running with `memory_budget` (chunks mode: L and K).
+  Result<OrderOptions> ResolvedOrder(uint64_t memory_budget) const;
 
  private:
   SourceConfig config_;
+  mutable std::once_flag chunks_once_;
+  mutable Result<std::shared_ptr<const SnapshotChunks>> chunks_ = Cancelled("not computed");
 };
+
+Result<OrderOptions> ReadNode::ResolvedOrder(uint64_t memory_budget) const {
+  OrderOptions order = config_.order;
+  if (order.mode != ShuffleMode::kChunks) return order;
+  SLUICE_ASSIGN_OR_RETURN(auto chunks, Chunks());
+  const ChunkWindow w = ResolveChunkWindow(chunks->size(), chunks->decoded_bytes(),
+                                           ChunkCacheCapacity(memory_budget), config_.window);
+  order.lanes = w.lanes;
+  order.lane_window = w.lane_window;
+  return order;
+}
 
 class ReadIterator final : public StageIterator, private ChunkWork {
  public:
-  ReadIterator(PipelineContext* ctx, const ReadNode* node, uint64_t epoch)
+  ReadIterator(PipelineContext* ctx, const ReadNode* node, uint64_t epoch, OrderOptions order,
+               std::shared_ptr<const SnapshotChunks> chunks)
       : StageIterator(ctx, node, nullptr),
         cfg_(node->config()),
         epoch_(epoch),
         policy_(ctx->PolicyOr(cfg_.read.on_error)),
-        order_(cfg_.source->shard_records(), cfg_.order, epoch),
-        slice_(&order_, cfg_.sharding, StartOf(epoch)) {
+        order_options_(order),
+        chunks_(std::move(chunks)),
+        identity_(cfg_.source->snapshot()),
+        order_(MakeOrder(epoch)),
+        slice_(order_.get(), cfg_.sharding, StartOf(epoch)) {
     size_t threads = ctx->pool()->size();
     RunnerOptions ro;
     ro.chunk_elements = std::max<uint32_t>(1, cfg_.read.chunk_records);
@@ -44,13 +76,22 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     ro.max_parallelism = std::max<size_t>(ro.parallelism, 2 * threads);
     ro.max_window = 4 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
+    StartCache();
   }
-  ~ReadIterator() override { runner_->Shutdown(); }
+  ~ReadIterator() override {
+    runner_->Shutdown();
+    cache_.reset();  // after the readers: it waits for its own fetches and decodes
+  }
 
-  Result<bool> Next(Element* out) override { return runner_->Next(out); }
+  Result<bool> Next(Element* out) override {
+    Result<bool> more = runner_->Next(out);
+    if (cache_ && more.ok() && *more) cache_->Delivered(out->mark.cursor);
+    return more;
+  }
   void Stop() override {
     StageIterator::Stop();
     runner_->Stop();
+    if (cache_) cache_->Stop();
   }
   Status Save(const Mark& delivered, StateWriter* w) const override;
   Status Restore(const StateReader& r) override;
@@ -63,21 +104,57 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     const auto& rp = ctx_->restore_point;
     return rp.valid && rp.epoch == epoch ? rp.start : 0;
   }
-  Status ReadInto(Element* e, std::string* scratch) const;
+  std::shared_ptr<const GlobalOrder> MakeOrder(uint64_t epoch) const {
+    return std::make_shared<const GlobalOrder>(cfg_.source->shard_records(), order_options_, epoch,
+                                               chunks_ ? chunks_->starts() : nullptr);
+  }
+  // Chunks mode: a cache following this rank's plan from the slice's start.
+  void StartCache();
+  // The record of e->id into e; in chunks mode through the cache when `from_cache`.
+  Status ReadInto(Element* e, std::string* scratch, bool from_cache) const;
   void Pull(Chunk* c, size_t max_elements) override;
   void Work(Chunk* c) override;
+  Status CheckSavedOrder(const StateReader& r) const;
 
   const SourceConfig& cfg_;
   const uint64_t epoch_;
   const ErrorPolicy policy_;
-  GlobalOrder order_;
+  const OrderOptions order_options_;                    // chunks mode: L and K resolved
+  const std::shared_ptr<const SnapshotChunks> chunks_;  // chunks mode
+  const SnapshotIdentity identity_;
+  std::shared_ptr<const GlobalOrder> order_;
   RankSlice slice_;
+  std::unique_ptr<ChunkCache> cache_;
   uint64_t next_k_ = 0;  // next rank sample to pull; only Pull (serialized) touches it
   std::unique_ptr<ParallelRunner> runner_;
 };
 
-Status ReadIterator::ReadInto(Element* e, std::string* scratch) const {
-  SLUICE_ASSIGN_OR_RETURN(ByteView record, cfg_.source->Read(e->id.shard, e->id.index, scratch));
+void ReadIterator::StartCache() {
+  cache_.reset();
+  if (chunks_ == nullptr || !cfg_.source->reads_by_chunk()) return;
+  // The node-local cache under the source, if any, evicts and prefetches along the node's
+  // reads of this epoch and the next. Best effort: without a plan it is an LRU of blocks.
+  (void)AnnounceNodePlan(cfg_, chunks_, {{order_, slice_.start()}, {MakeOrder(epoch_ + 1), 0}});
+  ChunkCache::Options o;
+  o.capacity_bytes = ChunkCacheCapacity(ctx_->options().memory_budget_bytes);
+  o.max_decodes = std::max<size_t>(1, ctx_->pool()->size());
+  cache_ =
+      std::make_unique<ChunkCache>(ctx_, counters_, cfg_.source.get(), chunks_,
+                                   ChunkPlan(order_, chunks_, cfg_.sharding, slice_.start()), o);
+}
+
+Status ReadIterator::ReadInto(Element* e, std::string* scratch, bool from_cache) const {
+  ByteView record;
+  ChunkCache::Handle decoded;  // keeps the chunk's bytes alive until they are copied
+  if (cache_ && from_cache) {
+    const uint64_t chunk = chunks_->ChunkOf(e->id.shard, e->id.index);
+    SLUICE_ASSIGN_OR_RETURN(decoded, cache_->Get(chunk));
+    SLUICE_ASSIGN_OR_RETURN(
+        record, cfg_.source->ReadInChunk(e->id.shard, e->id.index, chunks_->Info(chunk), *decoded,
+                                         scratch));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(record, cfg_.source->Read(e->id.shard, e->id.index, scratch));
+  }
   e->tensors.resize(1);
   e->tensors[0].SetScalarString(record, ctx_->buffers());
   return Status::OK();
@@ -91,7 +168,7 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
   for (uint64_t i = 0; i < n; ++i, ++next_k_) {
     Element& e = c->Slot(i);
     uint64_t position = slice_.PositionAt(next_k_);
-    RecordLocation loc = order_.Locate(order_.RecordAt(position));
+    RecordLocation loc = order_->Locate(order_->RecordAt(position));
     e.id = RecordId{epoch_, position, loc.shard, loc.index};
     e.mark = Mark();
     e.mark.valid = true;
@@ -100,11 +177,12 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
   }
   c->size = n;
   c->end = next_k_ == slice_.size();
+  if (cache_) cache_->Pulled(next_k_);
 }
 
 void ReadIterator::Work(Chunk* c) {
   TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
-    SLUICE_RETURN_IF_ERROR(ReadInto(&e, &c->scratch));
+    SLUICE_RETURN_IF_ERROR(ReadInto(&e, &c->scratch, /*from_cache=*/true));
     return true;
   });
 }
@@ -112,59 +190,110 @@ void ReadIterator::Work(Chunk* c) {
 Status ReadIterator::Save(const Mark& delivered, StateWriter* w) const {
   uint64_t epoch = delivered.valid ? delivered.epoch : epoch_;
   uint64_t cursor = delivered.valid ? delivered.cursor : 0;
-  std::optional<GlobalOrder> other;
-  const GlobalOrder* order = &order_;
-  if (epoch != epoch_) order = &other.emplace(cfg_.source->shard_records(), cfg_.order, epoch);
-  RankSlice slice(order, cfg_.sharding, StartOf(epoch));
+  std::shared_ptr<const GlobalOrder> order = epoch == epoch_ ? order_ : MakeOrder(epoch);
+  RankSlice slice(order.get(), cfg_.sharding, StartOf(epoch));
   w->PutU64(key_, "epoch", epoch);
   w->PutU64(key_, "consumed", slice.GlobalConsumedAfter(cursor));
-  w->PutU64(key_, "seed", cfg_.order.seed);
-  w->PutU64(key_, "mode", static_cast<uint64_t>(cfg_.order.mode));
-  w->PutU64(key_, "block_shards", cfg_.order.block_shards);
-  w->PutU64(key_, "fingerprint", order_.snapshot_fingerprint());
+  w->PutU64(key_, "seed", order_options_.seed);
+  w->PutU64(key_, "mode", static_cast<uint64_t>(order_options_.mode));
+  w->PutU64(key_, "block_shards", order_options_.block_shards);
+  if (order_options_.mode == ShuffleMode::kChunks) {
+    w->PutU64(key_, "lanes", order_options_.lanes);
+    w->PutU64(key_, "lane_window", order_options_.lane_window);
+    w->PutU64(key_, "chunks", chunks_->size());
+  }
+  w->PutU64(key_, "snapshot", identity_.fingerprint);
+  w->PutString(key_, "snapshot_name", identity_.description.substr(0, kMaxSnapshotNameBytes));
   w->PutU64(key_, "rank", cfg_.sharding.rank);
   w->PutU64(key_, "world", cfg_.sharding.world_size);
   return Status::OK();
 }
 
-Status ReadIterator::Restore(const StateReader& r) {
-  SLUICE_ASSIGN_OR_RETURN(uint64_t fingerprint, r.GetU64(key_, "fingerprint"));
+// The snapshot and the order's definition must be the ones the state was saved with.
+// Version 1 states (before the content identity) carry a fingerprint of the record counts.
+Status ReadIterator::CheckSavedOrder(const StateReader& r) const {
+  if (r.Has(key_, "snapshot")) {
+    SLUICE_ASSIGN_OR_RETURN(uint64_t snapshot, r.GetU64(key_, "snapshot"));
+    if (snapshot != identity_.fingerprint) {
+      Result<std::string> name = r.GetString(key_, "snapshot_name");
+      return FailedPrecondition("iterator state was saved on another dataset snapshot: " +
+                                (name.ok() ? "'" + *name + "'" : std::string("(unnamed)")) +
+                                "; this pipeline reads '" + identity_.description +
+                                "' (their shard names, sizes or index checksums differ)");
+    }
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(uint64_t fingerprint, r.GetU64(key_, "fingerprint"));
+    if (fingerprint != order_->snapshot_fingerprint()) {
+      return FailedPrecondition(
+          "iterator state (version 1) was saved on a dataset snapshot "
+          "with other shard record counts; this pipeline reads '" +
+          identity_.description + "'");
+    }
+  }
   SLUICE_ASSIGN_OR_RETURN(uint64_t seed, r.GetU64(key_, "seed"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t mode, r.GetU64(key_, "mode"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t block_shards, r.GetU64(key_, "block_shards"));
+  const OrderOptions& o = order_options_;
+  const std::string saved_mode(ShuffleModeName(static_cast<ShuffleMode>(mode)));
+  if (seed != o.seed || mode != static_cast<uint64_t>(o.mode)) {
+    std::string hint;
+    if (o.mode == ShuffleMode::kChunks && saved_mode == "global") {
+      hint =
+          " (chunks is the default since state version 2: shuffle with mode global to "
+          "continue this run)";
+    }
+    return FailedPrecondition("iterator state was saved with shuffle seed " + std::to_string(seed) +
+                              ", mode " + saved_mode + "; this pipeline uses seed " +
+                              std::to_string(o.seed) + ", mode " +
+                              std::string(ShuffleModeName(o.mode)) + hint);
+  }
+  if (o.mode == ShuffleMode::kBlock && block_shards != o.block_shards) {
+    return FailedPrecondition("iterator state was saved with block_shards " +
+                              std::to_string(block_shards) + "; this pipeline uses " +
+                              std::to_string(o.block_shards));
+  }
+  if (o.mode == ShuffleMode::kChunks) {
+    SLUICE_ASSIGN_OR_RETURN(uint64_t lanes, r.GetU64(key_, "lanes"));
+    SLUICE_ASSIGN_OR_RETURN(uint64_t lane_window, r.GetU64(key_, "lane_window"));
+    SLUICE_ASSIGN_OR_RETURN(uint64_t chunks, r.GetU64(key_, "chunks"));
+    if (chunks != chunks_->size()) {
+      return FailedPrecondition("iterator state was saved with the dataset cut into " +
+                                std::to_string(chunks) + " chunks; this pipeline reads " +
+                                std::to_string(chunks_->size()) +
+                                " (another read chunk_bytes): read with the same chunk_bytes");
+    }
+    if (lanes != o.lanes || lane_window != o.lane_window) {
+      return FailedPrecondition(
+          "iterator state was saved with " + std::to_string(lanes) + " lanes x " +
+          std::to_string(lane_window) + " chunks per window; this pipeline's order has " +
+          std::to_string(o.lanes) + " x " + std::to_string(o.lane_window) +
+          " (another memory budget or window option): shuffle with lanes=" + std::to_string(lanes) +
+          ", window_chunks=" + std::to_string(lanes * lane_window) + " to continue that run");
+    }
+  }
+  return Status::OK();
+}
+
+Status ReadIterator::Restore(const StateReader& r) {
+  SLUICE_RETURN_IF_ERROR(CheckSavedOrder(r));
   SLUICE_ASSIGN_OR_RETURN(uint64_t epoch, r.GetU64(key_, "epoch"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t consumed, r.GetU64(key_, "consumed"));
-  if (fingerprint != order_.snapshot_fingerprint()) {
-    return FailedPrecondition(
-        "iterator state was saved on a different dataset snapshot (shard record counts differ)");
-  }
-  bool same_blocks =
-      cfg_.order.mode != ShuffleMode::kBlock || block_shards == cfg_.order.block_shards;
-  if (seed != cfg_.order.seed || mode != static_cast<uint64_t>(cfg_.order.mode) || !same_blocks) {
-    return FailedPrecondition("iterator state was saved with shuffle seed " + std::to_string(seed) +
-                              ", mode " +
-                              std::string(ShuffleModeName(static_cast<ShuffleMode>(mode))) +
-                              "; this pipeline uses seed " + std::to_string(cfg_.order.seed) +
-                              ", mode " + std::string(ShuffleModeName(cfg_.order.mode)));
-  }
   if (epoch != epoch_)
     return Internal("read: restored epoch " + std::to_string(epoch) +
                     " into an iterator of epoch " + std::to_string(epoch_));
-  if (consumed > order_.size()) {
+  if (consumed > order_->size()) {
     return InvalidArgument("iterator state: consumed " + std::to_string(consumed) +
-                           " of an epoch of " + std::to_string(order_.size()) + " records");
+                           " of an epoch of " + std::to_string(order_->size()) + " records");
   }
   ctx_->restore_point = PipelineContext::RestorePoint{true, epoch, consumed};
-  slice_ = RankSlice(&order_, cfg_.sharding, consumed);
+  slice_ = RankSlice(order_.get(), cfg_.sharding, consumed);
   next_k_ = 0;
+  StartCache();
   return Status::OK();
 }
 
 Status ReadIterator::Refetch(const RecordId& id, Element* out) {
-  std::optional<GlobalOrder> other;
-  const GlobalOrder* order = &order_;
-  if (id.epoch != epoch_)
-    order = &other.emplace(cfg_.source->shard_records(), cfg_.order, id.epoch);
+  std::shared_ptr<const GlobalOrder> order = id.epoch == epoch_ ? order_ : MakeOrder(id.epoch);
   if (id.position >= order->size()) {
     return InvalidArgument("iterator state: position " + std::to_string(id.position) +
                            " outside the epoch");
@@ -172,15 +301,22 @@ Status ReadIterator::Refetch(const RecordId& id, Element* out) {
   RecordLocation loc = order->Locate(order->RecordAt(id.position));
   out->id = RecordId{id.epoch, id.position, loc.shard, loc.index};
   std::string scratch;
-  Status s = ReadInto(out, &scratch);
+  Status s = ReadInto(out, &scratch, /*from_cache=*/false);  // one record: not worth a chunk
   return s.ok() ? s : s.WithContext("read: " + ctx_->DescribeRecord(out->id));
 }
 
 Result<std::unique_ptr<StageIterator>> ReadNode::MakeIterator(PipelineContext* ctx,
                                                               const IteratorArgs& args) const {
   ctx->SetSource(config_.source.get(), config_.order.seed);
-  return std::unique_ptr<StageIterator>(
-      std::make_unique<ReadIterator>(ctx, this, config_.read.epoch + args.epoch));
+  SLUICE_RETURN_IF_ERROR(
+      ctx->OnSourceDamage(ctx->Counters(this), ctx->PolicyOr(config_.read.on_error)));
+  SLUICE_ASSIGN_OR_RETURN(OrderOptions order, ResolvedOrder(ctx->options().memory_budget_bytes));
+  std::shared_ptr<const SnapshotChunks> chunks;
+  if (order.mode == ShuffleMode::kChunks) {
+    SLUICE_ASSIGN_OR_RETURN(chunks, Chunks());
+  }
+  return std::unique_ptr<StageIterator>(std::make_unique<ReadIterator>(
+      ctx, this, config_.read.epoch + args.epoch, order, std::move(chunks)));
 }
 
 }  // namespace
@@ -192,9 +328,28 @@ const SourceConfig* AsReadNode(const DatasetNode* node) {
   return read ? &read->config() : nullptr;
 }
 
-const SourceConfig& SourceOf(const DatasetNode* node) {
-  while (node->input() != nullptr) node = node->input();
-  return *AsReadNode(node);
+Result<std::shared_ptr<const SnapshotChunks>> ChunksOf(const DatasetNode* read) {
+  auto* node = dynamic_cast<const ReadNode*>(read);
+  if (node == nullptr) return InvalidArgument("chunks: not a read stage");
+  return node->Chunks();
 }
+
+Result<ChunkPlan> MakeChunkPlan(const DatasetNode* read, uint64_t epoch, uint64_t memory_budget,
+                                uint64_t start, uint64_t from) {
+  auto* node = dynamic_cast<const ReadNode*>(read);
+  if (node == nullptr) return InvalidArgument("chunk plan: not a read stage");
+  const SourceConfig& config = node->config();
+  SLUICE_ASSIGN_OR_RETURN(OrderOptions order, node->ResolvedOrder(memory_budget));
+  if (order.mode != ShuffleMode::kChunks) {
+    return FailedPrecondition("chunk plan: the dataset reads in shuffle mode " +
+                              std::string(ShuffleModeName(order.mode)) + ", not chunks");
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto chunks, node->Chunks());
+  auto global = std::make_shared<const GlobalOrder>(config.source->shard_records(), order,
+                                                    config.read.epoch + epoch, chunks->starts());
+  return ChunkPlan(std::move(global), std::move(chunks), config.sharding, start, from);
+}
+
+const SourceConfig& SourceOf(const DatasetNode* node) { return *AsReadNode(ReadNodeOf(node)); }
 
 }  // namespace sluice::pipeline

@@ -20,14 +20,33 @@ constexpr uint64_t kMinIndexDirectoryBytes = uint64_t{1} << 10;
 
 class ShardSource final : public RecordSource {
  public:
-  explicit ShardSource(std::vector<std::unique_ptr<format::ShardReader>> readers)
-      : readers_(std::move(readers)) {
+  // `deferred`: problems found at open that the iterator's policy decides on (as damage).
+  ShardSource(std::vector<std::unique_ptr<format::ShardReader>> readers,
+              std::vector<SourceDamage> deferred)
+      : readers_(std::move(readers)), damage_(std::move(deferred)) {
+    std::vector<ShardIdentity> identity;
+    uint64_t bytes = 0;
+    uint64_t records = 0;
     for (const auto& r : readers_) {
+      if (r->damage()) {
+        damage_.push_back({static_cast<uint32_t>(counts_.size()),
+                           DataLoss(r->damage()->Describe(r->num_records())),
+                           r->damage()->records_lost});
+      }
       counts_.push_back(r->num_records());
       names_.push_back(r->path());
+      identity.push_back(ShardIdentity{std::string(io::Basename(r->path())), r->file().size(),
+                                       r->index_checksum(), r->num_records()});
+      bytes += r->file().size();
+      records += r->num_records();
     }
+    identity_ =
+        SnapshotIdentity{SnapshotFingerprint(identity), DescribeShards(names_, bytes, records)};
+    std::stable_sort(damage_.begin(), damage_.end(),
+                     [](const SourceDamage& a, const SourceDamage& b) { return a.shard < b.shard; });
   }
   const std::vector<uint64_t>& shard_records() const override { return counts_; }
+  const std::vector<SourceDamage>& damage() const override { return damage_; }
   const std::string& shard_name(uint32_t shard) const override { return names_[shard]; }
   Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
     if (shard >= readers_.size()) {
@@ -37,18 +56,39 @@ class ShardSource final : public RecordSource {
     SLUICE_RETURN_IF_ERROR(readers_[shard]->Read(index, scratch));
     return ByteView(*scratch);
   }
+  SnapshotIdentity snapshot() const override { return identity_; }
+  bool reads_by_chunk() const override { return true; }
+  const std::vector<format::ShardChunk>& chunks(uint32_t shard) const override {
+    return readers_.at(shard)->chunks();
+  }
+  void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
+                  const io::IoContext& context) const override {
+    readers_.at(shard)->file().ReadAsync(chunk.file_offset, chunk.file_bytes, std::move(done),
+                                         context);
+  }
+  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
+                     format::DecodedChunk* out) const override {
+    return readers_.at(shard)->DecodeChunk(chunk, std::move(fetched), out);
+  }
+  Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index, const format::ShardChunk& chunk,
+                               const format::DecodedChunk& decoded, std::string*) const override {
+    return readers_.at(shard)->RecordInChunk(index, chunk, decoded);
+  }
 
  private:
   std::vector<std::unique_ptr<format::ShardReader>> readers_;
   std::vector<uint64_t> counts_;
   std::vector<std::string> names_;
+  std::vector<SourceDamage> damage_;
+  SnapshotIdentity identity_;
 };
 
 }  // namespace
 
 Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
                                                       const std::vector<std::string>& paths,
-                                                      const format::ShardReaderOptions& options) {
+                                                      const format::ShardReaderOptions& options,
+                                                      const ShardCheck& check) {
   if (paths.empty()) return InvalidArgument("read: no shard files");
   // One index block cache for all shards: memory for indexes stays bounded however many
   // shards and records the dataset has (docs/pipeline.md, "Memory budget").
@@ -58,11 +98,25 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
       std::min(shared.index_directory_bytes,
                std::max(kMinIndexDirectoryBytes, kDatasetIndexDirectoryBytes / paths.size()));
   std::vector<std::unique_ptr<format::ShardReader>> readers;
+  std::vector<SourceDamage> deferred;
   for (const std::string& path : paths) {
     SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, shared));
+    Status checked = check ? check(readers.size(), *reader) : Status::OK();
+    if (!checked.ok()) {
+      // Under recovery a shard that fails its check is damage for the iterator's policy to
+      // decide on (a recovered shard already reports why it is short).
+      if (checked.code() != StatusCode::kDataLoss ||
+          options.on_damage != format::ShardDamagePolicy::kRecover) {
+        return checked;
+      }
+      if (!reader->damage()) {
+        deferred.push_back({static_cast<uint32_t>(readers.size()), std::move(checked), 0});
+      }
+    }
     readers.push_back(std::move(reader));
   }
-  return std::shared_ptr<RecordSource>(std::make_shared<ShardSource>(std::move(readers)));
+  return std::shared_ptr<RecordSource>(
+      std::make_shared<ShardSource>(std::move(readers), std::move(deferred)));
 }
 
 }  // namespace sluice::pipeline

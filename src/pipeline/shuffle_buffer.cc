@@ -40,9 +40,9 @@ class ShuffleBufferIterator final : public StageIterator {
         sharding_(SourceOf(node).sharding),
         slot_(slot),
         tag_(ctx->NewInstanceTag()),
+        capacity_(node->buffer_size()),
         timing_(counters_) {
-    buf_.resize(node->buffer_size());
-    counters_->capacity.store(node->buffer_size());
+    counters_->capacity.store(capacity_);
   }
   ~ShuffleBufferIterator() override { ctx_->budget()->Release(held_bytes_); }
 
@@ -67,7 +67,10 @@ class ShuffleBufferIterator final : public StageIterator {
   const ShardingOptions sharding_;
   const size_t slot_;
   const uint64_t tag_;
+  const size_t capacity_;  // buffer_size
   SyncTiming timing_;
+  // Grows as it fills, up to capacity_: a buffer larger than the input costs what the input
+  // holds, not what buffer_size says.
   std::vector<Element> buf_;
   size_t fill_ = 0;
   bool input_done_ = false;
@@ -81,6 +84,7 @@ class ShuffleBufferIterator final : public StageIterator {
 };
 
 Result<bool> ShuffleBufferIterator::Pull(size_t i) {
+  if (i == buf_.size()) buf_.emplace_back();
   Result<bool> more = timing_.InputNext(input_.get(), &buf_[i]);
   if (!more.ok() || !*more) return more;
   last_in_ = buf_[i].mark;
@@ -92,14 +96,14 @@ Result<bool> ShuffleBufferIterator::Pull(size_t i) {
 
 Result<bool> ShuffleBufferIterator::Next(Element* out) {
   timing_.Begin();
-  while (!input_done_ && fill_ < buf_.size()) {
+  while (!input_done_ && fill_ < capacity_) {
     if (stopped()) return StoppedError();
     SLUICE_ASSIGN_OR_RETURN(bool more, Pull(fill_));
     if (!more) break;
     std::lock_guard<std::mutex> l(mu_);
     held_.push_back(buf_[fill_++].id);
   }
-  if (fill_ < buf_.size()) input_done_ = true;
+  if (fill_ < capacity_) input_done_ = true;
   if (fill_ == 0) return false;
 
   uint64_t key =
@@ -184,12 +188,13 @@ Status ShuffleBufferIterator::Restore(const StateReader& r) {
   SLUICE_ASSIGN_OR_RETURN(uint64_t emitted, r.GetU64(key_, "emitted"));
   SLUICE_ASSIGN_OR_RETURN(uint64_t epoch, r.GetU64(key_, "epoch"));
   SLUICE_ASSIGN_OR_RETURN(std::vector<uint64_t> positions, r.GetU64s(key_, "held"));
-  if (positions.size() > buf_.size()) {
+  if (positions.size() > capacity_) {
     return InvalidArgument("iterator state holds " + std::to_string(positions.size()) +
-                           " buffered records; the buffer has " + std::to_string(buf_.size()));
+                           " buffered records; the buffer has " + std::to_string(capacity_));
   }
   SLUICE_RETURN_IF_ERROR(input_->Restore(r));
   std::lock_guard<std::mutex> l(mu_);
+  if (buf_.size() < positions.size()) buf_.resize(positions.size());
   for (size_t i = 0; i < positions.size(); ++i) {
     SLUICE_RETURN_IF_ERROR(input_->Refetch(RecordId{epoch, positions[i], 0, 0}, &buf_[i]));
     uint64_t bytes = buf_[i].bytes();
@@ -199,7 +204,7 @@ Status ShuffleBufferIterator::Restore(const StateReader& r) {
   }
   fill_ = positions.size();
   emitted_ = emitted;
-  input_done_ = emitted > 0 && fill_ < buf_.size();
+  input_done_ = emitted > 0 && fill_ < capacity_;
   last_in_ = Mark();
   last_in_.valid = true;
   last_in_.epoch = epoch;  // cursor 0: the source's restored position
@@ -216,9 +221,13 @@ Result<std::unique_ptr<StageIterator>> ShuffleBufferNode::MakeIterator(
 
 }  // namespace
 
-NodePtr MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed) {
-  return std::make_shared<ShuffleBufferNode>(std::move(input), std::max<size_t>(1, buffer_size),
-                                             seed);
+Result<NodePtr> MakeShuffleBufferNode(NodePtr input, size_t buffer_size, uint64_t seed) {
+  if (buffer_size == 0) {
+    return InvalidArgument(
+        "shuffle: buffer_size must be >= 1 in mode buffer (0 would not shuffle; 1 keeps the "
+        "input order, as in tf.data)");
+  }
+  return NodePtr(std::make_shared<ShuffleBufferNode>(std::move(input), buffer_size, seed));
 }
 
 bool AsShuffleBufferNode(const DatasetNode* node, size_t* buffer_size, uint64_t* seed) {

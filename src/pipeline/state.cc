@@ -6,7 +6,7 @@ namespace sluice::pipeline {
 namespace {
 
 constexpr char kMagic[4] = {'S', 'L', 'S', 'T'};
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 1: no kind 2 (bytes) entries
 
 void PutVarint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
@@ -44,12 +44,20 @@ Status Corrupt(std::string_view what) {
 }  // namespace
 
 void StateWriter::PutU64(std::string_view prefix, std::string_view key, uint64_t value) {
-  entries_[Key(prefix, key)] = Value{false, {value}};
+  entries_[Key(prefix, key)] = Value{Kind::kU64, {value}, {}};
 }
 
 void StateWriter::PutU64s(std::string_view prefix, std::string_view key,
                           std::vector<uint64_t> values) {
-  entries_[Key(prefix, key)] = Value{true, std::move(values)};
+  entries_[Key(prefix, key)] = Value{Kind::kList, std::move(values), {}};
+}
+
+void StateWriter::PutString(std::string_view prefix, std::string_view key, std::string value) {
+  entries_[Key(prefix, key)] = Value{Kind::kBytes, {}, std::move(value)};
+}
+
+void StateWriter::Erase(std::string_view prefix, std::string_view key) {
+  entries_.erase(Key(prefix, key));
 }
 
 std::string StateWriter::Finish() const {
@@ -59,8 +67,13 @@ std::string StateWriter::Finish() const {
   for (const auto& [key, value] : entries_) {
     PutVarint(&out, key.size());
     out += key;
-    out.push_back(value.list ? 1 : 0);
-    if (value.list) PutVarint(&out, value.values.size());
+    out.push_back(static_cast<char>(value.kind));
+    if (value.kind == Kind::kBytes) {
+      PutVarint(&out, value.bytes.size());
+      out += value.bytes;
+      continue;
+    }
+    if (value.kind == Kind::kList) PutVarint(&out, value.values.size());
     for (uint64_t v : value.values) PutVarint(&out, v);
   }
   PutFixed32(&out, crc32c::Mask(crc32c::Value(out)));
@@ -74,11 +87,14 @@ Result<StateReader> StateReader::Parse(ByteView blob) {
   uint32_t stored = crc32c::Unmask(DecodeFixed32(blob.data() + blob.size() - 4));
   ByteView body = blob.substr(0, blob.size() - 4);
   if (crc32c::Value(body) != stored) return Corrupt("CRC mismatch (damaged state)");
-  if (static_cast<uint8_t>(body[4]) != kVersion) {
-    return Corrupt("unsupported version " + std::to_string(static_cast<uint8_t>(body[4])));
+  const uint8_t version = static_cast<uint8_t>(body[4]);
+  if (version < 1 || version > kVersion) {
+    return Corrupt("unsupported version " + std::to_string(version) +
+                   " (this sluice reads versions 1 to " + std::to_string(kVersion) + ")");
   }
   body.remove_prefix(5);
   StateReader r;
+  r.version_ = version;
   uint64_t n = 0;
   if (!GetVarint(&body, &n)) return Corrupt("truncated entry count");
   for (uint64_t i = 0; i < n; ++i) {
@@ -87,10 +103,20 @@ Result<StateReader> StateReader::Parse(ByteView blob) {
     std::string key(body.substr(0, key_len));
     body.remove_prefix(key_len);
     Value value;
-    value.list = body[0] != 0;
+    const uint8_t kind = static_cast<uint8_t>(body[0]);
+    if (kind > (version >= 2 ? 2 : 1)) return Corrupt("unknown kind of " + key);
+    value.kind = static_cast<Kind>(kind);
     body.remove_prefix(1);
+    if (value.kind == Kind::kBytes) {
+      uint64_t len = 0;
+      if (!GetVarint(&body, &len) || len > body.size()) return Corrupt("bad length of " + key);
+      value.bytes = std::string(body.substr(0, len));
+      body.remove_prefix(len);
+      r.entries_[std::move(key)] = std::move(value);
+      continue;
+    }
     uint64_t count = 1;
-    if (value.list && (!GetVarint(&body, &count) || count > body.size())) {
+    if (value.kind == Kind::kList && (!GetVarint(&body, &count) || count > body.size())) {
       return Corrupt("bad list length of " + key);
     }
     value.values.resize(count);
@@ -107,24 +133,31 @@ bool StateReader::Has(std::string_view prefix, std::string_view key) const {
   return entries_.count(Key(prefix, key)) > 0;
 }
 
-Result<uint64_t> StateReader::GetU64(std::string_view prefix, std::string_view key) const {
+Result<const StateReader::Value*> StateReader::Find(std::string_view prefix, std::string_view key,
+                                                    Kind kind) const {
   auto it = entries_.find(Key(prefix, key));
   if (it == entries_.end()) {
     return NotFound("iterator state has no '" + Key(prefix, key) +
                     "' (saved from a different pipeline?)");
   }
-  if (it->second.list) return Corrupt("'" + it->first + "' is a list");
-  return it->second.values[0];
+  if (it->second.kind != kind) return Corrupt("'" + it->first + "' is of another kind");
+  return &it->second;
+}
+
+Result<uint64_t> StateReader::GetU64(std::string_view prefix, std::string_view key) const {
+  SLUICE_ASSIGN_OR_RETURN(const Value* v, Find(prefix, key, Kind::kU64));
+  return v->values[0];
 }
 
 Result<std::vector<uint64_t>> StateReader::GetU64s(std::string_view prefix,
                                                    std::string_view key) const {
-  auto it = entries_.find(Key(prefix, key));
-  if (it == entries_.end()) {
-    return NotFound("iterator state has no '" + Key(prefix, key) + "'");
-  }
-  if (!it->second.list) return Corrupt("'" + it->first + "' is not a list");
-  return it->second.values;
+  SLUICE_ASSIGN_OR_RETURN(const Value* v, Find(prefix, key, Kind::kList));
+  return v->values;
+}
+
+Result<std::string> StateReader::GetString(std::string_view prefix, std::string_view key) const {
+  SLUICE_ASSIGN_OR_RETURN(const Value* v, Find(prefix, key, Kind::kBytes));
+  return v->bytes;
 }
 
 uint64_t StateReader::GetU64Or(std::string_view prefix, std::string_view key,
@@ -135,7 +168,7 @@ uint64_t StateReader::GetU64Or(std::string_view prefix, std::string_view key,
 
 StateWriter StateReader::ToWriter() const {
   StateWriter w;
-  for (const auto& [key, value] : entries_) w.entries_[key] = {value.list, value.values};
+  for (const auto& [key, value] : entries_) w.entries_[key] = value;
   return w;
 }
 

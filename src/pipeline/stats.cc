@@ -71,6 +71,7 @@ std::string PipelineStats::Report() const {
     out += line;
   }
   if (cache) out += "\n" + cache->ToString();
+  if (network) out += "\n" + io::DescribeHttpStats(*network, wall_seconds);
   return out;
 }
 

@@ -19,10 +19,17 @@ ScopedWaitCheck::~ScopedWaitCheck() { current_check = previous_; }
 ScopedWaitCheck* ScopedWaitCheck::Current() { return current_check; }
 
 Status ScopedWaitCheck::MaybeRun() {
+  if (!failure_.ok()) return failure_;
   auto now = std::chrono::steady_clock::now();
   if (now < deadline_) return Status::OK();
   deadline_ = now + interval_;
-  return check_(arg_);
+  failure_ = check_(arg_);
+  return failure_;
+}
+
+Status CheckWaitInterrupt() {
+  ScopedWaitCheck* check = current_check;
+  return check == nullptr ? Status::OK() : check->MaybeRun();
 }
 
 Status WaitWithCheck(std::condition_variable& cv, std::unique_lock<std::mutex>& lock) {

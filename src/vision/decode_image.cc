@@ -71,6 +71,10 @@ pipeline::MapFn DecodeFn(std::shared_ptr<const ImageTransform> t, Slots slots, S
   return [t = std::move(t), slots, output_shape, dtype](Element* e,
                                                         const MapContext& ctx) -> Status {
     thread_local DecodeScratch scratch;
+    // Polled every few decoded rows: the iterator's destruction, and Ctrl-C on the consumer's
+    // thread (which decodes too when it helps), stop a long decode within ~50 ms.
+    scratch.set_interrupt(DecodeInterrupt{
+        [](const void* c) { return static_cast<const MapContext*>(c)->CheckInterrupt(); }, &ctx});
     SampleRng rng = ctx.rng();
     // The output is the element's slot in the batch buffer when a batch follows
     // (MapOptions::slot_feature), else a tensor of its own.

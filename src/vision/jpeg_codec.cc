@@ -10,6 +10,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 // jpeglib.h needs size_t and FILE declared first.
 #include <jerror.h>
@@ -25,6 +26,8 @@ struct ErrorManager {
   jmp_buf jump;
   char message[JMSG_LENGTH_MAX + 64];
   uint32_t max_scans;
+  const DecodeInterrupt* interrupt;
+  Status interrupted;  // what the interrupt check returned when it stopped the decode
 };
 
 ErrorManager* Errors(j_common_ptr cinfo) { return reinterpret_cast<ErrorManager*>(cinfo->err); }
@@ -41,11 +44,20 @@ void OnMessage(j_common_ptr cinfo, int level) {
   if (level < 0) OnError(cinfo);
 }
 
-// Called between scans (among other places): stops scan bombs before they burn CPU.
+// Called between scans and once per row group read (among other places): stops scan bombs
+// before they burn CPU, and polls the interrupt check (the status is assigned before the
+// longjmp, so no destructor is skipped).
 void OnProgress(j_common_ptr cinfo) {
   if (!cinfo->is_decompressor) return;
   auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
   ErrorManager* err = Errors(cinfo);
+  if (err->interrupt != nullptr && err->interrupt->check != nullptr) {
+    err->interrupted = err->interrupt->Check();
+    if (!err->interrupted.ok()) {
+      std::snprintf(err->message, sizeof(err->message), "interrupted");
+      std::longjmp(err->jump, 1);
+    }
+  }
   if (dinfo->input_scan_number > static_cast<int>(err->max_scans)) {
     std::snprintf(err->message, sizeof(err->message),
                   "progressive JPEG has more than %u scans (DecodeOptions::max_scans)",
@@ -141,7 +153,8 @@ struct JpegCodec::Session {
   }
 
   Status Failure(StatusCode code = StatusCode::kDataLoss) {
-    Status s(code, AtByte("JPEG", Offset(), size, err.message));
+    Status s = !err.interrupted.ok() ? std::exchange(err.interrupted, Status::OK())
+                                     : Status(code, AtByte("JPEG", Offset(), size, err.message));
     jpeg_abort_decompress(&cinfo);
     open = false;
     return s;
@@ -174,6 +187,7 @@ Result<ImageHeader> JpegCodec::Open(ByteView encoded) {
   Session& s = *session_;
   jpeg_abort_decompress(&s.cinfo);  // forget the previous image (the decompressor is reused)
   s.err.max_scans = options_.max_scans;
+  s.err.interrupt = &options_.interrupt;
   s.cinfo.mem->max_memory_to_use = static_cast<long>(options_.max_decoded_bytes);
   s.data = reinterpret_cast<const uint8_t*>(encoded.data());
   s.size = encoded.size();

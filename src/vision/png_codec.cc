@@ -20,6 +20,10 @@
 namespace sluice::vision::internal {
 namespace {
 
+// Rows decoded between two polls of DecodeOptions::interrupt (a 10000-pixel-wide row takes
+// ~0.1 ms).
+constexpr uint32_t kRowsPerInterruptCheck = 16;
+
 struct Source {
   const uint8_t* data = nullptr;
   size_t size = 0;
@@ -192,6 +196,13 @@ Status PngCodec::Decode(const DecodeRequest& request, PixelBuffer* buffer, Decod
     pixels = buffer->Reserve(stride * region.height);
     uint8_t* scratch = s.row.Reserve(row_bytes);
     for (uint32_t r = 0; r < region.y + region.height; ++r) {
+      if (r % kRowsPerInterruptCheck == 0) {
+        Status interrupted = options_.interrupt.Check();
+        if (!interrupted.ok()) {
+          s.Reset();
+          return interrupted;
+        }
+      }
       const bool inside = r >= region.y;
       const bool direct = inside && region.width == width;
       uint8_t* target = direct ? pixels + (r - region.y) * stride : scratch;

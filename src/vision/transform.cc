@@ -10,6 +10,7 @@ namespace sluice::vision {
 
 struct DecodeScratch::Buffers {
   ImageDecoder decoder;
+  DecodeInterrupt interrupt;
   Resampler resampler;
   ResampleAxis horizontal, vertical;
   internal::SlotRows rows;
@@ -19,6 +20,7 @@ DecodeScratch::DecodeScratch() : buffers_(std::make_unique<Buffers>()) {}
 DecodeScratch::~DecodeScratch() = default;
 DecodeScratch::DecodeScratch(DecodeScratch&&) noexcept = default;
 DecodeScratch& DecodeScratch::operator=(DecodeScratch&&) noexcept = default;
+void DecodeScratch::set_interrupt(DecodeInterrupt interrupt) { buffers_->interrupt = interrupt; }
 
 bool IsImageDType(DType dtype) {
   return dtype == DType::kUInt8 || dtype == DType::kFloat16 || dtype == DType::kFloat32;
@@ -142,20 +144,24 @@ std::array<uint32_t, 3> ImageTransform::output_shape() const {
   return {height_, width_, 3};
 }
 
+Result<ImageHeader> ImageTransform::Open(ByteView encoded, DecodeScratch* scratch) const {
+  DecodeScratch::Buffers& b = *scratch->buffers_;
+  DecodeOptions options = options_.decode;
+  options.interrupt = b.interrupt;
+  b.decoder.set_options(options);
+  return b.decoder.Open(encoded);
+}
+
 Status ImageTransform::Apply(ByteView encoded, SampleRng& rng, void* out,
                              DecodeScratch* scratch) const {
-  ImageDecoder& decoder = scratch->buffers_->decoder;
-  decoder.set_options(options_.decode);
-  SLUICE_ASSIGN_OR_RETURN(ImageHeader header, decoder.Open(encoded));
+  SLUICE_ASSIGN_OR_RETURN(ImageHeader header, Open(encoded, scratch));
   SLUICE_ASSIGN_OR_RETURN(CropPlan plan, PlanCrop(ops_, header.width, header.height, rng));
   return RenderOpened(header, plan, out, scratch);
 }
 
 Status ImageTransform::Render(ByteView encoded, const CropPlan& plan, void* out,
                               DecodeScratch* scratch) const {
-  ImageDecoder& decoder = scratch->buffers_->decoder;
-  decoder.set_options(options_.decode);
-  SLUICE_ASSIGN_OR_RETURN(ImageHeader header, decoder.Open(encoded));
+  SLUICE_ASSIGN_OR_RETURN(ImageHeader header, Open(encoded, scratch));
   return RenderOpened(header, plan, out, scratch);
 }
 

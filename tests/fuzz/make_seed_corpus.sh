@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the seed corpora under tests/fuzz/corpus/ from small shards written by
-# record_tool (usage: tests/fuzz/make_seed_corpus.sh [BUILD_DIR]).
+# Regenerates the seed corpora under tests/fuzz/corpus/ (never tests/fuzz/regressions/) from
+# small shards written by record_tool (usage: tests/fuzz/make_seed_corpus.sh [BUILD_DIR]).
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -2,7 +2,9 @@
 // system, read in strict and in skip mode. Invariants: no crash, hang or leak; every
 // returned record carries a valid header and payload CRC (records are zero-copy views into
 // the framed stream, so the header and footer sit right around them); strict mode's records
-// are a prefix of skip mode's; skipped stream ranges are in order and do not overlap.
+// are a prefix of skip mode's, and all of them when strict mode did not fail (a torn tail is
+// tolerated only when no intact record hides in it: issue 13, in regressions/); skipped
+// stream ranges are in order and do not overlap.
 #include <cstdint>
 #include <cstdlib>
 #include <string>

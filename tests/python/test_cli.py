@@ -21,7 +21,7 @@ from PIL import Image
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SLUICE_BUILD", os.path.join(ROOT, "build"))
 SLUICE = os.path.join(BUILD, "bin", "sluice")
-SHARD_NAME = re.compile(r"^data-(\d{5})-of-(\d{5})\.tfrecord(\.zst|\.gz)?$")
+SHARD_NAME = re.compile(r"^data-([0-9a-f]{12})-(\d{5})\.tfrecord(\.zst|\.gz)?$")
 
 
 def sluice(*args, check=None):
@@ -133,7 +133,9 @@ def test_convert_images_skips_bad_files_and_labels_by_sorted_class(image_folder,
         assert re.search(rf"skipped {re.escape(str(root / rel))}: \S", r.stderr), r.stderr
     assert "warning" in r.stderr
     assert summary(r.stdout) == {"records": len(good), "skipped": 2, "shards": 1}
-    assert (out / "classes.txt").read_text() == "cat\ndog\nzebra\n"
+    classes_file = json.loads((out / "dataset.json").read_text())["metadata"]["classes_file"]
+    assert re.fullmatch(r"classes-[0-9a-f]{12}\.txt", classes_file)
+    assert (out / classes_file).read_text() == "cat\ndog\nzebra\n"
 
     records = inspect_json(out)
     assert [b64(e["image/filename"])[0].decode() for e in records] == good
@@ -148,14 +150,23 @@ def test_convert_images_skips_bad_files_and_labels_by_sorted_class(image_folder,
 
 
 def test_convert_images_output_identical_for_any_thread_count(image_folder, tmp_path):
+    """Byte-identical shards, indexes and class list in the same order; only the run id in
+    the file names (and the manifest's "run") differs between runs."""
     root, _, _ = image_folder
     outputs = []
     for threads in (1, 2, 5):
         out = tmp_path / f"t{threads}"
         sluice("convert", "images", root, out, "--threads", threads, "--shard-size", "20KB",
                check=0)
-        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
-    assert len(outputs[0]) > 3  # several shards, their indexes, dataset.json, classes.txt
+        manifest = json.loads((out / "dataset.json").read_text())
+        run = manifest.pop("run")
+        files = [s["path"] for s in manifest["shards"]] + [s["index"] for s in manifest["shards"]]
+        files.append(manifest["metadata"]["classes_file"])
+        assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".sluice-lock")) == \
+            sorted(files + ["dataset.json"])
+        outputs.append((json.dumps(manifest).replace(run, "RUN"),
+                        [(out / f).read_bytes() for f in files]))
+    assert len(outputs[0][1]) > 3  # several shards, their indexes, the class list
     assert outputs[0] == outputs[1] == outputs[2]
 
 
@@ -163,7 +174,7 @@ def test_convert_images_refuses_to_overwrite_a_dataset(image_folder, tmp_path):
     root, _, _ = image_folder
     sluice("convert", "images", root, tmp_path / "out", check=0)
     r = sluice("convert", "images", root, tmp_path / "out", check=1)
-    assert "dataset.json exists" in r.stderr
+    assert "dataset.json exists" in r.stderr and "--overwrite" in r.stderr
 
 
 def test_convert_images_missing_input_fails(tmp_path):
@@ -234,11 +245,12 @@ def test_small_shard_size_rolls_into_named_indexed_shards(tmp_path):
     names = sorted(p.name for p in out.iterdir())
     shards = [n for n in names if SHARD_NAME.match(n)]
     assert len(shards) >= 3 and summary(r.stdout)["shards"] == len(shards)
-    assert {int(SHARD_NAME.match(n).group(2)) for n in shards} == {len(shards)}
-    assert [int(SHARD_NAME.match(n).group(1)) for n in shards] == list(range(len(shards)))
-    assert sorted(names) == sorted(shards + [s + ".idx" for s in shards] + ["dataset.json"])
-
     manifest = json.loads((out / "dataset.json").read_text())
+    assert {SHARD_NAME.match(n).group(1) for n in shards} == {manifest["run"]}
+    assert [int(SHARD_NAME.match(n).group(2)) for n in shards] == list(range(len(shards)))
+    assert sorted(names) == sorted(shards + [s + ".idx" for s in shards] + ["dataset.json",
+                                                                          ".sluice-lock.2"])
+
     assert [s["path"] for s in manifest["shards"]] == shards
     assert sum(s["records"] for s in manifest["shards"]) == manifest["total_records"] == 600
     for s in manifest["shards"]:
@@ -398,7 +410,7 @@ def test_inspect_missing_path_is_an_error(tmp_path):
 # --- command line ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [[], ["convert"], ["convert", "images"], ["convert", "jsonl"],
-                                     ["inspect"], ["verify"], ["index"]])
+                                     ["inspect"], ["verify"], ["index"], ["clean"]])
 def test_help_for_every_command(command):
     r = sluice(*command, "--help", check=0)
     assert "Usage" in r.stdout or "usage" in r.stdout.lower()

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from test_cli import BUILD, ROOT, SLUICE, inspect_json, sluice
+from test_cli import BUILD, ROOT, SLUICE, image_folder, inspect_json, sluice  # noqa: F401
 
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4"]
 ENV = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
@@ -114,11 +114,230 @@ def test_a_killed_rank_publishes_nothing_and_a_rerun_publishes_once(corpus, tmp_
     time.sleep(1.0)
     os.kill(victim, signal.SIGKILL)
     p.wait(timeout=60)
+    wait_gone([int(k) for k in kids])
     assert p.returncode != 0
     assert not (out / "dataset.json").exists()
     r = run(MPIRUN + [SLUICE, "dedup", corpus / "ds", out, "--feature", "text"])
     assert "records out: 250" in r.stdout
     assert ids(out) == list(range(250))
+
+
+def records_in_order(path):
+    return [r["id"]["int64"][0] for r in inspect_json(path)]
+
+
+def test_reshard_is_the_same_for_one_and_four_ranks_and_keeps_every_record(corpus, tmp_path):
+    run([SLUICE, "reshard", corpus / "ds", tmp_path / "one", "--shard-size", "5KB", "--seed", "7"])
+    r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "four", "--shard-size", "5KB",
+                      "--seed", "7"])
+    assert "records: 600" in r.stdout
+    one, four = records_in_order(tmp_path / "one"), records_in_order(tmp_path / "four")
+    assert one == four  # a function of the input and the seed only
+    assert sorted(one) == list(range(600)) and one != list(range(600))
+    shards = json.load(open(tmp_path / "four" / "dataset.json"))["shards"]
+    assert len(shards) > 1
+    run([SLUICE, "reshard", corpus / "ds", tmp_path / "other", "--shard-size", "5KB", "--seed", "8"])
+    assert records_in_order(tmp_path / "other") != one
+
+
+def test_reshard_under_a_tiny_memory_budget_spills_and_still_keeps_every_record(corpus, tmp_path):
+    run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "64KiB",
+                  "--shard-size", "5KB"])
+    assert sorted(records_in_order(tmp_path / "out")) == list(range(600))
+
+
+def test_a_record_larger_than_the_exchange_budget_names_stage_and_budget(corpus, tmp_path):
+    r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "200B"],
+            check=1)
+    assert "reshard" in r.stderr and "memory budget" in r.stderr and "rank " in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+
+
+# --- convert under MPI: the same dataset, as a multiset of records, as one process writes ----
+
+MODEL = os.path.join(ROOT, "tests", "data", "text", "kernel_docs_unigram400.model")
+
+
+@pytest.fixture(scope="module")
+def jsonl_files(tmp_path_factory):
+    """3 JSONL files (1,200 lines). File 0 fixes "score" as float on its line 5; file 2 holds
+    integer scores (floats then, as in one process) and, on its line 8, an "x" of another type
+    than file 1 fixed (a bad line in one process); one line is not JSON."""
+    d = tmp_path_factory.mktemp("jsonl")
+    for f in range(3):
+        with open(d / f"part{f}.jsonl", "w") as out:
+            for i in range(400):
+                doc = {"text": f"doc {f} {i}", "id": f * 1000 + i}
+                if (f, i) == (0, 5):
+                    doc["score"] = 1.5
+                if f == 2:
+                    doc["score"] = i
+                if (f, i) == (1, 3):
+                    doc["x"] = [1, 2]
+                if (f, i) == (2, 7):
+                    doc["x"] = "a string"
+                out.write(("{not json" if (f, i) == (1, 100) else json.dumps(doc)) + "\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("text")
+    for f in range(3):
+        (d / f"t{f}.txt").write_text("".join(f"file {f} line {i} of the corpus\n"
+                                             for i in range(300 * (f + 1))))
+    return d
+
+
+def multiset(path):
+    return sorted(json.dumps(r, sort_keys=True) for r in inspect_json(path))
+
+
+def features(path):
+    return json.load(open(path / "dataset.json"))["features"]
+
+
+def assert_same_dataset(one, four):
+    assert multiset(four) == multiset(one)
+    assert features(four) == features(one)
+
+
+def convert_jsonl(jsonl_files, out):
+    return [SLUICE, "convert", "jsonl", jsonl_files / "part*.jsonl", out, "--task-size", "4KB",
+            "--codec", "none"]
+
+
+def convert_text(text_files, out):
+    return [SLUICE, "convert", "text", text_files / "t*.txt", out, "--tokenizer", MODEL,
+            "--task-size", "4KB"]
+
+
+def convert_images(image_folder, out):
+    return [SLUICE, "convert", "images", image_folder[0], out, "--task-size", "4KB"]
+
+
+def test_convert_jsonl_under_mpirun_types_fields_as_one_process_and_keeps_every_record(
+        jsonl_files, tmp_path):
+    one = run(convert_jsonl(jsonl_files, tmp_path / "one"))
+    four = run(MPIRUN + convert_jsonl(jsonl_files, tmp_path / "four"))
+    assert "records:   1198" in one.stdout and "records:   1198" in four.stdout
+    assert "converted again" in four.stdout  # file 2's tasks typed "score" as int64 first
+    assert_same_dataset(tmp_path / "one", tmp_path / "four")
+    assert features(tmp_path / "four")["score"]["type"] == "float"
+    assert len(json.load(open(tmp_path / "four" / "dataset.json"))["shards"]) > 3  # ranges
+    assert not (tmp_path / "four" / ".sluice-job").exists()
+
+
+def test_convert_text_under_mpirun_equals_one_process(text_files, tmp_path):
+    run(convert_text(text_files, tmp_path / "one"))
+    r = run(MPIRUN + convert_text(text_files, tmp_path / "four"))
+    assert "records:   1800" in r.stdout
+    assert_same_dataset(tmp_path / "one", tmp_path / "four")
+
+
+def test_convert_images_under_mpirun_equals_one_process(image_folder, tmp_path):
+    run(convert_images(image_folder, tmp_path / "one"))
+    r = run(MPIRUN + convert_images(image_folder, tmp_path / "four"))
+    assert "skipped:   2" in r.stdout
+    assert_same_dataset(tmp_path / "one", tmp_path / "four")
+    meta = json.load(open(tmp_path / "four" / "dataset.json"))["metadata"]
+    assert (tmp_path / "four" / meta["classes_file"]).read_text() == "cat\ndog\nzebra\n"
+
+
+def test_a_glob_matching_nothing_is_an_error_naming_it(tmp_path):
+    r = run([SLUICE, "convert", "jsonl", tmp_path / "none*.jsonl", tmp_path / "out"], check=1)
+    assert "none*.jsonl: no file matches" in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+
+
+def test_a_token_cache_under_mpirun_is_refused_and_leaves_no_dataset(text_files, tmp_path):
+    r = run(MPIRUN + convert_text(text_files, tmp_path / "out") + ["--token-cache"], check=None)
+    assert r.returncode != 0
+    assert "--token-cache is written by one process" in r.stderr
+    assert not (tmp_path / "out" / "dataset.json").exists()
+    assert not (tmp_path / "out" / ".sluice-job").exists()
+
+
+def table_adds(root):
+    """Per commit of the table's log: the records of the files it added."""
+    log = sorted(os.listdir(root / "_delta_log"))
+    counts = []
+    for name in (n for n in log if n.endswith(".json")):
+        actions = [json.loads(line) for line in open(root / "_delta_log" / name) if line.strip()]
+        counts.append(sum(json.loads(a["add"]["stats"])["numRecords"] for a in actions
+                          if "add" in a))
+    return counts
+
+
+def test_convert_into_a_table_appends_one_commit_per_job(jsonl_files, tmp_path):
+    out = tmp_path / "table"
+    run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
+    run(convert_jsonl(jsonl_files, out) + ["--table"])  # one process: the same job path
+    assert table_adds(out) == [1198, 1198]
+    assert not (out / "dataset.json").exists() and not (out / ".sluice-job").exists()
+    r = run(convert_jsonl(jsonl_files, out) + ["--table", "--overwrite"], check=1)
+    assert "--overwrite with --table" in r.stderr
+    assert table_adds(out) == [1198, 1198]
+
+
+def ranks_of(p):
+    for _ in range(300):  # the ranks, children of mpirun
+        kids = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "sluice"], capture_output=True,
+                              text=True).stdout.split()
+        if len(kids) == 4:
+            return [int(k) for k in kids]
+        time.sleep(0.05)
+    raise AssertionError("mpirun did not start 4 ranks")
+
+
+def wait_gone(pids, seconds=60):
+    """mpirun can exit while its other ranks are still dying (under load): bounded wait until
+    they have exited (zombies count as gone: the writer lock takes a zombie's lock over)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                        alive.append(pid)
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"ranks {pids} still running {seconds} s after mpirun exited")
+
+
+def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(jsonl_files,
+                                                                              tmp_path):
+    out = tmp_path / "out"
+    env = dict(ENV, SLUICE_FAULT_SLOW_TASK="6:120")  # task 6 hangs; the others finish
+    p = subprocess.Popen(MPIRUN + convert_jsonl(jsonl_files, out) + ["--no-speculation"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ranks = ranks_of(p)
+    victim = ranks[-1]
+    job = out / ".sluice-job"
+    for _ in range(600):  # until a few tasks are recorded as finished
+        if job.exists() and len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4:
+            break
+        time.sleep(0.05)
+    os.kill(victim, signal.SIGKILL)
+    p.wait(timeout=60)
+    wait_gone(ranks)
+    assert p.returncode != 0
+    assert not (out / "dataset.json").exists()
+    assert len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4
+    r = run(MPIRUN + convert_jsonl(jsonl_files, out))
+    reused = int(r.stdout.split(" reused from an interrupted run")[0].split(", ")[-1])
+    assert reused >= 4
+    run(convert_jsonl(jsonl_files, tmp_path / "one"))
+    assert_same_dataset(tmp_path / "one", out)
+    assert not job.exists()
+    # The killed run's shards that were not kept are gone: every file is listed or a side file.
+    listed = {s["path"] for s in json.load(open(out / "dataset.json"))["shards"]}
+    data = {n for n in os.listdir(out) if ".tfrecord" in n and not n.endswith(".idx")}
+    assert data == listed
 
 
 # --- Slurm: a single-node cluster on 127.0.0.1, started and stopped by this module --------
@@ -159,3 +378,14 @@ def test_srun_without_pmix_is_refused_with_a_hint(corpus, slurm):
              "--key", "label"], env=slurm, check=None)
     assert r.returncode != 0
     assert "srun --mpi=pmix" in r.stderr
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "text", "images"])
+def test_srun_convert_equals_one_process(kind, jsonl_files, text_files, image_folder, slurm,
+                                         tmp_path):
+    make = {"jsonl": lambda out: convert_jsonl(jsonl_files, out),
+            "text": lambda out: convert_text(text_files, out),
+            "images": lambda out: convert_images(image_folder, out)}[kind]
+    run(make(tmp_path / "one"))
+    run(srun(*make(tmp_path / "four")), env=slurm)
+    assert_same_dataset(tmp_path / "one", tmp_path / "four")

@@ -102,6 +102,15 @@ def get(port, path, headers=None, timeout=30):
     return response, response.read()
 
 
+def blob_response(proxy):
+    """GET /blob through the proxy, up to its head, which announces the whole length."""
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.ports[0], timeout=30)
+    conn.request("GET", "/blob")
+    response = conn.getresponse()
+    assert response.getheader("Content-Length") == str(len(BLOB))
+    return response
+
+
 def test_clean_traffic_passes_unchanged_and_is_counted_per_range(proxy):
     conn = http.client.HTTPConnection("127.0.0.1", proxy.ports[0], timeout=30)
     for first in (0, 1000, 299_000):
@@ -142,10 +151,7 @@ def test_slowdown_body_is_s3_error_xml(proxy):
 
 def test_reset_mid_body_resets_the_connection_after_part_of_the_body(proxy):
     with_faults(proxy, "reset:at=0.5")
-    conn = http.client.HTTPConnection("127.0.0.1", proxy.ports[0], timeout=30)
-    conn.request("GET", "/blob")
-    response = conn.getresponse()
-    assert response.getheader("Content-Length") == str(len(BLOB))
+    response = blob_response(proxy)
     got = bytearray()
     with pytest.raises((ConnectionResetError, http.client.IncompleteRead)):
         while True:
@@ -159,10 +165,7 @@ def test_reset_mid_body_resets_the_connection_after_part_of_the_body(proxy):
 
 def test_truncate_keeps_content_length_and_closes_early(proxy):
     with_faults(proxy, "truncate:at_bytes=1234")
-    conn = http.client.HTTPConnection("127.0.0.1", proxy.ports[0], timeout=30)
-    conn.request("GET", "/blob")
-    response = conn.getresponse()
-    assert response.getheader("Content-Length") == str(len(BLOB))
+    response = blob_response(proxy)
     with pytest.raises(http.client.IncompleteRead) as info:
         response.read()
     assert info.value.partial == BLOB[:1234]

@@ -111,9 +111,17 @@ def test_an_error_ends_the_stream_but_the_state_still_restores():
     with pytest.raises(sluice.InvalidArgumentError, match="record 6 .*ValueError"):
         next(it)  # sticky: the same error again (as a sluice error naming the original)
     assert ids_of(good) == [0, 1, 2, 3, 4, 5]
-    fixed = id_records([10])
-    again = sluice.from_records(fixed).map(parse_id, output=ID_FEATURES).batch(2)
-    assert ids_of(again.iterator(state=state)) == [6, 7, 8, 9]
+    # Restored on the same data, the stream resumes at the failing record (its batch)...
+    again = sluice.from_records(records).map(parse_id, output=ID_FEATURES).batch(2)
+    with pytest.raises(ValueError):
+        next(again.iterator(state=state))
+    skipping = again.iterator(state=state, on_error="skip")
+    assert ids_of(skipping) == [7, 8, 9]
+    # ... while data changed since (the record fixed) is another snapshot: refused, not
+    # silently read at the saved positions (docs/order.md, "Snapshot identity").
+    fixed = sluice.from_records(id_records([10])).map(parse_id, output=ID_FEATURES).batch(2)
+    with pytest.raises(sluice.FailedPreconditionError, match="another dataset snapshot"):
+        fixed.iterator(state=state)
 
 
 def test_python_errors_in_a_filter_name_the_filter():

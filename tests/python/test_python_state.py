@@ -10,15 +10,15 @@ SHARDS = [17, 0, 23, 19]  # 59 records: no batch size below divides it
 
 
 def pipeline(mode, prefetch=2):
-    return (sluice.from_records(id_records(SHARDS))
-            .shuffle(seed=11, mode=mode, block_shards=2, buffer_size=7)
+    return (sluice.from_records(id_records(SHARDS), chunk_bytes=6)  # ~3 records per chunk
+            .shuffle(seed=11, mode=mode, block_shards=2, buffer_size=7, window_chunks=4, lanes=2)
             .map(parse_id, output=ID_FEATURES, parallelism=2)
             .repeat(2)
             .batch(4)
             .prefetch(prefetch))
 
 
-@pytest.mark.parametrize("mode", ["none", "global", "block", "buffer"])
+@pytest.mark.parametrize("mode", ["none", "global", "block", "buffer", "chunks"])
 def test_restore_at_every_breakpoint_equals_the_uninterrupted_stream(mode):
     ds = pipeline(mode)
     full = [ids_of([b]) for b in ds]

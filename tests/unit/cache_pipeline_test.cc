@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
 
 #include "pipeline_test_util.h"
 #include "sluice/format/record_writer.h"
@@ -106,6 +110,98 @@ TEST_F(CachePipeline, RemotePathsAreCachedByDefaultLocalOnesAreNot) {
   Epoch(Open(&remote, off), &stats);
   EXPECT_FALSE(stats.cache.has_value());
   ::unsetenv("XDG_CACHE_HOME");
+}
+
+// Two simulated nodes (a cache directory and a simulated remote each) of two ranks each read
+// an epoch from cold, all four ranks at once: every chunk of the snapshot is needed by exactly
+// one node and fetched from the remote by it once; a node fetches nothing else than what its
+// ranks need in this epoch or, ahead, in the next (docs/cache.md, "Across nodes").
+TEST_F(CachePipeline, TwoNodesOfTwoRanksFetchEachChunkOnceFromCold) {
+  constexpr int kNodes = 2, kRanksPerNode = 2, kWorld = kNodes * kRanksPerNode;
+  // Ranks read disjoint lanes when the world size divides the lanes (docs/order.md, "One rank
+  // per chunk"), except the chunks cut by a lane boundary, read by the ranks of both lanes.
+  const ShuffleOptions kOrder{.seed = 5, .lanes = 4};
+  std::vector<std::unique_ptr<io::cache::SimulatedRemoteFileSystem>> remotes;
+  std::vector<Dataset> nodes;
+  for (int n = 0; n < kNodes; ++n) {
+    io::cache::SimulatedRemoteOptions ro;
+    ro.name = "s3";
+    ro.log_path = dir_ + "/node" + std::to_string(n) + ".log";
+    remotes.push_back(std::make_unique<io::cache::SimulatedRemoteFileSystem>(memory_.get(), ro));
+    ReadOptions o;
+    o.cache_dir = dir_ + "/cache" + std::to_string(n);
+    o.cache_node_ranks = kRanksPerNode;
+    o.chunk_bytes = 600;  // several chunks per shard
+    nodes.push_back(Open(remotes.back().get(), o));
+  }
+  std::vector<std::vector<int64_t>> ids(kWorld);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < kWorld; ++rank) {
+    ranks.emplace_back([&, rank] {
+      const Dataset& node = nodes[rank / kRanksPerNode];
+      auto it = MakeIt(node.Shuffle(kOrder).Shard(rank, kWorld).Map(ParseId, IdMap(2)), 2);
+      if (it != nullptr) ids[rank] = Drain(it.get());
+    });
+  }
+  for (auto& t : ranks) t.join();
+  std::vector<int64_t> all;
+  for (const auto& v : ids) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(static_cast<int64_t>(all.size()), total_);  // 600 records = 4 x 150
+  for (int64_t i = 0; i < total_; ++i) ASSERT_EQ(all[static_cast<size_t>(i)], i);
+
+  // What each node's ranks need in this epoch (0) and the next (1), which the cache
+  // prefetches ahead near the end of this one.
+  using Range = std::tuple<std::string, uint64_t, uint64_t>;  // path, offset, bytes
+  std::vector<std::set<Range>> need0(kNodes), need1(kNodes);
+  for (int rank = 0; rank < kWorld; ++rank) {
+    const Dataset ranked = nodes[rank / kRanksPerNode].Shuffle(kOrder).Shard(rank, kWorld);
+    for (uint64_t epoch : {0, 1}) {
+      auto plan = ranked.ChunkPlanFor(epoch);
+      ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+      ChunkNeed n;
+      while (plan->Next(&n)) {
+        Range r{"/data/part-" + std::to_string(n.shard) + ".tfrecord", n.info.file_offset,
+                n.info.file_bytes};
+        (epoch == 0 ? need0 : need1)[rank / kRanksPerNode].insert(r);
+      }
+    }
+  }
+  auto chunks = nodes[0].Chunks();
+  ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
+  ASSERT_GT((*chunks)->size(), 6u);
+  // Remote reads by node: whole chunks (other reads: the shards' opening, in blocks).
+  std::map<Range, std::vector<int>> fetched;
+  for (int n = 0; n < kNodes; ++n) {
+    io::cache::CacheOptions co;
+    co.dir = dir_ + "/cache" + std::to_string(n);
+    io::cache::SharedCache(co).value()->Drain();  // prefetches and stores under way
+    std::ifstream log(dir_ + "/node" + std::to_string(n) + ".log");
+    std::string path;
+    uint64_t offset = 0, bytes = 0;
+    while (log >> path >> offset >> bytes) fetched[{path, offset, bytes}].push_back(n);
+  }
+  int shared = 0;  // chunks two nodes need
+  for (uint64_t c = 0; c < (*chunks)->size(); ++c) {
+    const format::ShardChunk& info = (*chunks)->Info(c);
+    const Range chunk{"/data/part-" + std::to_string((*chunks)->ShardOf(c)) + ".tfrecord",
+                      info.file_offset, info.file_bytes};
+    std::vector<int> needed_by;
+    for (int n = 0; n < kNodes; ++n) {
+      if (need0[n].count(chunk)) needed_by.push_back(n);
+    }
+    ASSERT_GE(needed_by.size(), 1u) << "chunk " << c << " is needed by no rank";
+    if (needed_by.size() > 1) ++shared;
+    const std::vector<int>& by = fetched[chunk];
+    for (int n : needed_by) EXPECT_EQ(std::count(by.begin(), by.end(), n), 1) << "chunk " << c;
+    for (int n : by) {  // a node fetches only what its ranks need, now or next epoch
+      EXPECT_TRUE(need0[n].count(chunk) || need1[n].count(chunk)) << "chunk " << c;
+      EXPECT_EQ(std::count(by.begin(), by.end(), n), 1) << "chunk " << c << " node " << n;
+    }
+  }
+  // Only the chunk cut by the boundary between lane 1 (rank 1, node 0) and lane 2 (rank 2,
+  // node 1) can be needed by both nodes.
+  EXPECT_LE(shared, 1);
 }
 
 }  // namespace

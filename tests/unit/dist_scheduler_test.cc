@@ -2,6 +2,7 @@
 // wait, speculation), and what becomes of every attempt's output.
 #include <gtest/gtest.h>
 
+#include "dist/map_phase.h"
 #include "sluice/dist/scheduler.h"
 
 namespace sluice::dist {
@@ -290,6 +291,15 @@ TEST(DistScheduler, AnEmptyJobIsFinishedAtOnce) {
   EXPECT_TRUE(s.finished());
   s.AddWorker(0, "a");
   EXPECT_TRUE(s.Schedule().empty());
+}
+
+TEST(DistLocality, TheHostsHoldingTheMostBytesOfAShardArePreferred) {
+  std::vector<io::BlockLocation> blocks(3);
+  blocks[0] = {0, 128, {"a", "b", "c"}, {}, false};
+  blocks[1] = {128, 128, {"b", "c", "d"}, {}, false};
+  blocks[2] = {256, 10, {"d", "e", "f"}, {}, false};
+  EXPECT_EQ(PreferredHosts(blocks), (std::vector<std::string>{"c", "b", "d"}));
+  EXPECT_TRUE(PreferredHosts({{0, 100, {}, {}, false}}).empty());  // a local file: no hosts
 }
 
 TEST(DistDurationStats, MedianOfOddAndEvenCounts) {

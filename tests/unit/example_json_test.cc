@@ -139,6 +139,39 @@ TEST(ExampleJson, FromJsonRejectsMalformedSpecs) {
   EXPECT_TRUE(SequenceExampleFromJson(R"({"feature_lists": {"l": [{"int64": [1]}]}})", &sb).ok());
 }
 
+// Issue 13, item 3: a float feature must not change a value beyond rounding a fraction.
+TEST(ExampleJson, FloatsThatFloat32CannotHoldAreErrors) {
+  EXPECT_EQ(*IntegerToFloat32(16777216), 16777216.0f);
+  EXPECT_EQ(*IntegerToFloat32(-16777216), -16777216.0f);
+  EXPECT_EQ(*IntegerToFloat32(int64_t{1} << 40), 1099511627776.0f);  // low bits zero: exact
+  EXPECT_EQ(*IntegerToFloat32(INT64_MIN), -9223372036854775808.0f);
+  for (int64_t v :
+       {int64_t{16777217}, int64_t{12345678901}, int64_t{INT64_MAX}, int64_t{-16777217}}) {
+    Result<float> f = IntegerToFloat32(v);
+    ASSERT_EQ(f.status().code(), StatusCode::kInvalidArgument) << v;
+    EXPECT_NE(f.status().message().find("integer " + std::to_string(v) +
+                                        " cannot be stored exactly as float32"),
+              std::string::npos)
+        << f.status().message();
+  }
+  EXPECT_NE(IntegerToFloat32(16777217).status().message().find("it would become 16777216"),
+            std::string::npos);
+  EXPECT_EQ(*NumberToFloat32(0.1), 0.1f);  // fractions round, as in every float feature
+  EXPECT_EQ(*NumberToFloat32(-0.0), 0.0f);
+  EXPECT_EQ(*NumberToFloat32(3.4e38), 3.4e38f);
+  EXPECT_NE(NumberToFloat32(1e40).status().message().find("1e+40 is beyond float32's range"),
+            std::string::npos);
+  EXPECT_NE(NumberToFloat32(-1e-50).status().message().find("-1e-50 is too small"),
+            std::string::npos);
+
+  ExampleBuilder b;
+  Status s = ExampleFromJson(R"({"x": {"float": [0.5, 16777217]}})", &b);
+  ASSERT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("feature \"x\": integer 16777217"), std::string::npos) << s.message();
+  EXPECT_FALSE(ExampleFromJson(R"({"x": {"float": [1e39]}})", &b).ok());
+  EXPECT_TRUE(ExampleFromJson(R"({"x": {"float": [0.5, 16777216, 1e38]}})", &b).ok());
+}
+
 TEST(SchemaInference, FixedVaryingAndMissingCounts) {
   ExampleView e;
   SchemaInference inference;

@@ -390,7 +390,8 @@ TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLossForTheWholeSpan) {
   idx[32 + 3 * (2 * K + 10) + 1] ^= 0x01;  // frame 2K + 10's entry, in block 2
   std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << idx;
   std::string out;
-  Status s = (*reader)->Read(0, &out);
+  // Blocks 0 and 2 are cached: Open checked the first and the last record against the shard.
+  Status s = (*reader)->Read(K + 5, &out);
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find(path + ".idx: index changed since it was opened: entries 0.." +
                              std::to_string(3 * K - 1) + " of its frame table"),

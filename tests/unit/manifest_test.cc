@@ -132,5 +132,49 @@ TEST(ManifestTest, LoadMissingIsNotFound) {
   EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
 }
 
+// Path rules (docs/manifest.md): a manifest cannot name files outside its directory.
+TEST(ManifestTest, ShardPathLeavingTheDirectoryIsRefused) {
+  ExpectDataLoss(ManifestWith("\"path\": \"data-00001", "\"path\": \"../../other/x.tfrecord\""),
+                 "shards[1].path: a '..' component leaves the dataset directory "
+                 "('../../other/x.tfrecord')");
+  ExpectDataLoss(ManifestWith("\"path\": \"data-00001", "\"path\": \"a/../../x.tfrecord\""),
+                 "shards[1].path: a '..' component");
+}
+
+TEST(ManifestTest, AbsoluteShardPathIsRefused) {
+  ExpectDataLoss(ManifestWith("\"path\": \"data-00001", "\"path\": \"/etc/passwd\""),
+                 "shards[1].path: absolute path");
+}
+
+TEST(ManifestTest, UriOrDotShardPathIsRefused) {
+  ExpectDataLoss(ManifestWith("\"path\": \"data-00001", "\"path\": \"s3://bucket/x\""),
+                 "shards[1].path: a URI");
+  ExpectDataLoss(ManifestWith("\"path\": \"data-00001", "\"path\": \"./x.tfrecord\""),
+                 "shards[1].path: an empty or '.' component");
+}
+
+TEST(ManifestTest, IndexPathLeavingTheDirectoryIsRefused) {
+  ExpectDataLoss(ManifestWith("\"index\"", "\"index\": \"../x.idx\""),
+                 "shards[0].index: a '..' component");
+}
+
+TEST(ManifestTest, MetadataFileLeavingTheDirectoryIsRefused) {
+  ExpectDataLoss(ManifestWith("\"source\": \"images\"", "\"classes_file\": \"../classes.txt\""),
+                 "metadata.classes_file: a '..' component");
+}
+
+TEST(ManifestTest, RunAndFilesRoundTrip) {
+  Manifest m = TwoShardManifest();
+  m.run = "0123456789ab";
+  m.metadata["classes_file"] = "classes-0123456789ab.txt";
+  auto back = Manifest::FromJson(m.ToJson(), "x");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->run, "0123456789ab");
+  EXPECT_EQ(back->Files(),
+            (std::vector<std::string>{
+                "data-00000-of-00002.tfrecord.zst", "data-00000-of-00002.tfrecord.zst.idx",
+                "data-00001-of-00002.tfrecord.zst", "classes-0123456789ab.txt"}));
+}
+
 }  // namespace
 }  // namespace sluice::format

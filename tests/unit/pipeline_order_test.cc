@@ -58,7 +58,8 @@ TEST_P(PipelineDeterminism, OtherSeedOtherStream) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, PipelineDeterminism,
                          ::testing::Values(ShuffleMode::kNone, ShuffleMode::kGlobal,
-                                           ShuffleMode::kBlock, ShuffleMode::kBuffer),
+                                           ShuffleMode::kBlock, ShuffleMode::kBuffer,
+                                           ShuffleMode::kChunks),
                          [](const auto& info) { return std::string(ShuffleModeName(info.param)); });
 
 TEST(PipelineDeterminism, UnorderedMapYieldsTheSameMultiset) {
@@ -132,7 +133,7 @@ TEST_P(PipelineElastic, ShrinkingAndOddWorldSizesMissAndRepeatNothing) {
 
 INSTANTIATE_TEST_SUITE_P(RandomAccessModes, PipelineElastic,
                          ::testing::Values(ShuffleMode::kNone, ShuffleMode::kGlobal,
-                                           ShuffleMode::kBlock),
+                                           ShuffleMode::kBlock, ShuffleMode::kChunks),
                          [](const auto& info) { return std::string(ShuffleModeName(info.param)); });
 
 TEST(PipelineElastic, GrowingWorldSizeAlsoWorks) {

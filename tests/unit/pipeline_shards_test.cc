@@ -135,7 +135,7 @@ TEST(PipelineReadPaths, ReadsADatasetDirectoryAndAGlob) {
   ASSERT_EQ(got.size(), 200u);
   EXPECT_EQ(got.back(), 199);
 
-  ro.paths = {"/ds/data-0000[01]-*"};
+  ro.paths = {"/ds/data-*-0000[01].tfrecord.zst"};
   Result<Dataset> glob = Dataset::Read(ro);
   ASSERT_TRUE(glob.ok()) << glob.status().ToString();
   auto two = MakeIt(*glob, 1);
@@ -145,6 +145,49 @@ TEST(PipelineReadPaths, ReadsADatasetDirectoryAndAGlob) {
   Result<Dataset> missing = Dataset::Read(ro);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("/nowhere"), std::string::npos);
+}
+
+// A manifest that disagrees with its shards (edited, or a shard replaced after publication)
+// is refused when the dataset is opened, naming both numbers, not noticed only by verify.
+// A shard that disagrees with its manifest: read(on_error = raise) fails the open; a read
+// that sets no policy leaves it to the iterator's (raise fails at its start, naming the
+// manifest entry; skip reads what the shard holds).
+TEST(PipelineReadPaths, ShardDisagreeingWithItsManifestFailsUnderRaise) {
+  auto fs = io::NewMemoryFileSystem();
+  auto w = format::ShardWriter::Open(fs.get(), "/ds", {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE((*w)->Write(std::to_string(i)).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  format::Manifest m = (*w)->manifest();
+  m.shards[0].records = 12;  // total_records follows: the manifest itself is consistent
+  ASSERT_TRUE(fs->Delete("/ds/dataset.json").ok());
+  ASSERT_TRUE(m.Save(fs.get(), "/ds").ok());
+  const std::string expected = "/ds/dataset.json: shards[0] " + m.shards[0].path +
+                               ": the manifest says 12 records, the shard holds 10";
+
+  ReadOptions ro;
+  ro.fs = fs.get();
+  ro.paths = {"/ds"};
+  ro.on_error = ErrorPolicy::kRaise;
+  Result<Dataset> refused = Dataset::Read(ro);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(refused.status().message().find(expected), std::string::npos)
+      << refused.status().ToString();
+
+  ro.on_error.reset();  // the iterator's policy decides, at its start
+  Result<Dataset> deferred = Dataset::Read(ro);
+  ASSERT_TRUE(deferred.ok()) << deferred.status().ToString();
+  auto started = deferred->Map(ParseId, IdMap()).MakeIterator({});
+  Status start = started.ok() ? StreamError(started->get()) : started.status();
+  EXPECT_EQ(start.code(), StatusCode::kDataLoss) << start.ToString();
+  EXPECT_NE(start.message().find(expected), std::string::npos) << start.ToString();
+
+  ro.on_error = ErrorPolicy::kSkip;  // read what the shard holds
+  Result<Dataset> skipping = Dataset::Read(ro);
+  ASSERT_TRUE(skipping.ok()) << skipping.status().ToString();
+  auto it = MakeIt(skipping->Map(ParseId, IdMap()), 1);
+  EXPECT_EQ(Drain(it.get()).size(), 10u);
 }
 
 }  // namespace

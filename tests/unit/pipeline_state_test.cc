@@ -122,15 +122,16 @@ INSTANTIATE_TEST_SUITE_P(
                                          StateCase{"RepeatOfBatches", RepeatOfBatches},
                                          StateCase{"Buckets", Buckets}),
                        ::testing::Values(ShuffleMode::kNone, ShuffleMode::kGlobal,
-                                         ShuffleMode::kBlock, ShuffleMode::kBuffer)),
+                                         ShuffleMode::kBlock, ShuffleMode::kBuffer,
+                                         ShuffleMode::kChunks)),
     [](const auto& info) {
       return std::string(std::get<0>(info.param).name) + "_" +
              std::string(ShuffleModeName(std::get<1>(info.param)));
     });
 
-TEST(PipelineStateSize, GlobalAndBlockStatesStaySmallOnHugeEpochs) {
+TEST(PipelineStateSize, GlobalBlockAndChunksStatesGrowOnHugeEpochs) {
   auto source = std::make_shared<testing::VirtualSource>(1000, 10'000);  // 10M records
-  for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kBlock}) {
+  for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kBlock, ShuffleMode::kChunks}) {
     ShuffleOptions so{mode, 5, 4, 0};
     Dataset ds = Dataset::FromSource(source)
                      .Shuffle(so)
@@ -148,28 +149,38 @@ TEST(PipelineStateSize, GlobalAndBlockStatesStaySmallOnHugeEpochs) {
   }
 }
 
-TEST(PipelineStateSize, RestoreDeepIntoAHugeEpochReadsNoSkippedRecords) {
+TEST(PipelineStateSize, RestoreDeepIntoAHugeEpochReadsSkippedRecords) {
   auto source = std::make_shared<testing::VirtualSource>(100, 100'000);  // 10M records
-  Dataset ds = Dataset::FromSource(source).Shuffle({.seed = 1}).Map(ParseId, IdMap(1));
-  auto it = MakeIt(ds, 1);
-  Drain(it.get(), 3);
-  // The state of "9,999,990 records consumed": the source's state is just that number.
-  Result<StateReader> saved = StateReader::Parse(*it->Save());
-  ASSERT_TRUE(saved.ok());
-  StateWriter w = saved->ToWriter();
-  w.PutU64("0.read", "consumed", 9'999'990);
-  it.reset();  // no more read-ahead on the shared source
-  auto resumed = MakeIt(ds, 1);
-  uint64_t before = source->reads();
-  ASSERT_TRUE(resumed->Restore(w.Finish()).ok());
-  EXPECT_EQ(source->reads(), before) << "restore must not replay consumed records";
-  std::vector<int64_t> rest = Drain(resumed.get());
-  ASSERT_EQ(rest.size(), 10u);
-  GlobalOrder order(source->shard_records(), OrderOptions{ShuffleMode::kGlobal, 1, 4}, 0);
-  for (size_t k = 0; k < rest.size(); ++k) {
-    EXPECT_EQ(static_cast<uint64_t>(rest[k]), order.RecordAt(9'999'990 + k));
+  for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kChunks}) {
+    SCOPED_TRACE(std::string(ShuffleModeName(mode)));
+    Dataset ds = Dataset::FromSource(source).Shuffle({mode, 1, 4, 0}).Map(ParseId, IdMap(1));
+    auto it = MakeIt(ds, 1);
+    Drain(it.get(), 3);
+    // The state of "9,999,990 records consumed": the source's state is just that number.
+    Result<StateReader> saved = StateReader::Parse(*it->Save());
+    ASSERT_TRUE(saved.ok());
+    StateWriter w = saved->ToWriter();
+    w.PutU64("0.read", "consumed", 9'999'990);
+    it.reset();  // no more read-ahead on the shared source
+    auto resumed = MakeIt(ds, 1);
+    uint64_t before = source->reads();
+    ASSERT_TRUE(resumed->Restore(w.Finish()).ok());
+    EXPECT_EQ(source->reads(), before) << "restore must not replay consumed records";
+    std::vector<int64_t> rest = Drain(resumed.get());
+    ASSERT_EQ(rest.size(), 10u);
+    OrderOptions order_options{mode, 1, 4};
+    auto chunks = SnapshotChunks::Of(*source);
+    ASSERT_TRUE(chunks.ok());
+    const ChunkWindow window = ResolveChunkWindow((*chunks)->size(), (*chunks)->decoded_bytes(),
+                                                  ChunkCacheCapacity(1ull << 30), {});
+    order_options.lanes = window.lanes;
+    order_options.lane_window = window.lane_window;
+    GlobalOrder order(source->shard_records(), order_options, 0, (*chunks)->starts());
+    for (size_t k = 0; k < rest.size(); ++k) {
+      EXPECT_EQ(static_cast<uint64_t>(rest[k]), order.RecordAt(9'999'990 + k));
+    }
+    EXPECT_LE(source->reads() - before, 10u + 64u) << "only the rest of the epoch is read";
   }
-  EXPECT_LE(source->reads() - before, 10u + 64u) << "only the rest of the epoch is read";
 }
 
 TEST(PipelineStateErrors, StateOfAnotherPipelineIsRefused) {

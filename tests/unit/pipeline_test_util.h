@@ -13,7 +13,8 @@
 
 namespace sluice::pipeline::testing {
 
-// `shards[i]` records in shard i; record payload = decimal global id ("0", "1", ...).
+// `shards[i]` records in shard i; record payload = decimal global id ("0", "1", ...). Chunks
+// (chunks mode) of up to 24 bytes: ~10 records each, so small tests have many chunks.
 inline std::shared_ptr<RecordSource> IdSource(const std::vector<uint64_t>& shards) {
   std::vector<std::vector<std::string>> data;
   uint64_t id = 0;
@@ -21,7 +22,7 @@ inline std::shared_ptr<RecordSource> IdSource(const std::vector<uint64_t>& shard
     data.emplace_back();
     for (uint64_t i = 0; i < n; ++i) data.back().push_back(std::to_string(id++));
   }
-  return NewMemorySource(std::move(data));
+  return NewMemorySource(std::move(data), /*chunk_bytes=*/24);
 }
 
 inline Schema IdSchema() { return Schema({FeatureInfo{"id", DType::kInt64, Shape()}}); }

@@ -155,6 +155,42 @@ TEST_F(RecordCorruption, TruncatedTail) {
   }
 }
 
+// The fuzzer's finding of issue 13: intact records at 0, 16 and 33; at 56 a header with a
+// valid length CRC claims 40 bytes, past the end of the file; at 72, inside that claim, an
+// intact (empty) record. A torn last record whose payload holds framed bytes, or a damaged
+// length field followed by a good record? The bytes cannot tell: tolerate_torn_tail must
+// not drop the record at 72 silently, so strict mode fails naming both offsets; skip mode
+// keeps it. A torn tail without an intact record inside stays tolerated (TruncatedTail).
+TEST_F(RecordCorruption, TruncatedRecordHidingAnIntactRecordIsNotATornTail) {
+  std::string bytes;
+  for (const std::string& r : {std::string(), std::string("\x01"), std::string("ABCDEFG")}) {
+    AppendFramedRecord(r, &bytes);
+  }
+  ASSERT_EQ(bytes.size(), 56u);
+  bytes.resize(56 + kRecordHeaderBytes);
+  EncodeRecordHeader(40, &bytes[56]);
+  bytes += std::string("\x5d\x5e\x5f\x00", 4);  // the claimed payload's first bytes
+  AppendFramedRecord("", &bytes);
+  ASSERT_EQ(bytes.size(), 88u);
+  Put(bytes);
+
+  auto tolerate = ReadShard(fs_.get(), bad_, TolerateTornTail());
+  ASSERT_EQ(tolerate.status.code(), StatusCode::kDataLoss);
+  EXPECT_NE(tolerate.status.message().find("offset 56: truncated record"), std::string::npos)
+      << tolerate.status.message();
+  EXPECT_NE(tolerate.status.message().find("intact record starts inside it at offset 72"),
+            std::string::npos)
+      << tolerate.status.message();
+  EXPECT_EQ(tolerate.records.size(), 3u);
+
+  auto skip = ReadShard(fs_.get(), bad_, SkipMode());
+  ASSERT_TRUE(skip.status.ok()) << skip.status.ToString();
+  EXPECT_EQ(skip.records, (std::vector<std::string>{"", "\x01", "ABCDEFG", ""}));
+  ASSERT_EQ(skip.skipped.size(), 1u);
+  EXPECT_EQ(skip.skipped[0].offset, 56u);
+  EXPECT_EQ(skip.skipped[0].length, 16u);
+}
+
 TEST_F(RecordCorruption, TruncatedCompressedTail) {
   for (Codec codec : {Codec::kZstd, Codec::kGzip}) {
     auto records = MakeRecords(30, 1, 50);

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "sluice/format/manifest.h"
+#include "sluice/format/writer_lock.h"
 
 namespace sluice::format {
 namespace {
@@ -88,6 +91,89 @@ TEST_F(ResolveShardsTest, MissingPathIsNotFound) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_NE(r.status().message().find("/ds/missing.tfrecord"), std::string::npos);
+}
+
+// A crashed writer's shards are never read as a (smaller) dataset.
+TEST_F(ResolveShardsTest, UnpublishedRunShardsAreRefused) {
+  Touch("/ds/data-0123456789ab-00000.tfrecord.zst");
+  Touch("/ds/data-0123456789ab-00000.tfrecord.zst.idx");
+  auto r = Resolve("/ds");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("no dataset.json"), std::string::npos);
+  EXPECT_NE(r.status().message().find("run 0123456789ab, which never published"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("sluice clean /ds"), std::string::npos);
+}
+
+TEST_F(ResolveShardsTest, DirectoryUnderAWritersLockIsRefused) {
+  WriterLockOptions options;
+  options.run = "0123456789ab";
+  options.command = "sluice convert jsonl";
+  auto lock = WriterLock::Acquire(fs_.get(), "/ds", options);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  Touch("/ds/a.tfrecord");  // whatever else is here, the writer has not published
+  auto r = Resolve("/ds");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("unpublished output of a writer (run 0123456789ab "
+                                      "(sluice convert jsonl), pid"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("may still be running"), std::string::npos);
+  ASSERT_TRUE((*lock)->Release().ok());
+  EXPECT_TRUE(Resolve("/ds").ok());  // released: a plain directory of shards again
+}
+
+TEST_F(ResolveShardsTest, ShardDisagreeingWithManifestIsNamed) {
+  Manifest m;
+  m.shards = {{"a.tfrecord", 10, 1000, ""}, {"b.tfrecord", 5, 500, ""}};
+  ASSERT_TRUE(m.Save(fs_.get(), "/ds").ok());
+  auto dataset = ResolveDataset(fs_.get(), "/ds");
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_TRUE(CheckShardMatchesManifest(*dataset, 1, 500, 5).ok());
+  EXPECT_TRUE(CheckShardMatchesManifest(*dataset, 1, 500, std::nullopt).ok());
+  Status small = CheckShardMatchesManifest(*dataset, 1, 480, 5);
+  EXPECT_EQ(small.code(), StatusCode::kDataLoss);
+  EXPECT_NE(small.message().find("/ds/dataset.json: shards[1] b.tfrecord: the manifest says 500 "
+                                 "bytes, the shard file has 480"),
+            std::string::npos)
+      << small.ToString();
+  Status fewer = CheckShardMatchesManifest(*dataset, 0, 1000, 7);
+  EXPECT_NE(fewer.message().find("shards[0] a.tfrecord: the manifest says 10 records, the "
+                                 "shard holds 7"),
+            std::string::npos)
+      << fewer.ToString();
+}
+
+// A symbolic link inside the dataset that points out of it is refused like "..".
+TEST(ResolveShardsLocalTest, SymlinkOutOfTheDatasetIsRefused) {
+  char tmpl[] = "/tmp/sluice_resolve_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  io::FileSystem* fs = io::LocalFileSystem();
+  ASSERT_TRUE(fs->CreateDirs(root + "/ds").ok());
+  ASSERT_TRUE(fs->WriteAll(root + "/outside.tfrecord", "x").ok());
+  ASSERT_TRUE(fs->WriteAll(root + "/ds/inside.tfrecord", "x").ok());
+  ASSERT_EQ(::symlink("inside.tfrecord", (root + "/ds/good.tfrecord").c_str()), 0);
+  ASSERT_EQ(::symlink((root + "/outside.tfrecord").c_str(), (root + "/ds/bad.tfrecord").c_str()),
+            0);
+  Manifest m;
+  m.shards = {{"good.tfrecord", 1, 1, ""}};
+  ASSERT_TRUE(m.Save(fs, root + "/ds").ok());
+  EXPECT_TRUE(ResolveShards(fs, root + "/ds").ok());
+
+  ASSERT_TRUE(fs->Delete(root + "/ds/dataset.json").ok());
+  m.shards.push_back({"bad.tfrecord", 1, 1, ""});
+  ASSERT_TRUE(m.Save(fs, root + "/ds").ok());
+  auto r = ResolveShards(fs, root + "/ds");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find(root + "/ds/dataset.json: shards[1].path: resolves to " +
+                                      root + "/outside.tfrecord, outside the dataset directory"),
+            std::string::npos)
+      << r.status().ToString();
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

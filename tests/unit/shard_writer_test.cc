@@ -3,49 +3,20 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "publish_test_util.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/io/fault_injection_file_system.h"
 
 namespace sluice::format {
 namespace {
-
-// Delegates to an in-memory file system, failing the operations a test asks to fail.
-class FaultyFileSystem final : public io::FileSystem {
- public:
-  std::string fail_write_suffix;  // OpenForWrite of a path ending in this fails
-  std::string fail_rename_match;  // Rename to a path containing this fails
-
-  std::string_view name() const override { return "faulty"; }
-  Result<std::unique_ptr<io::RandomAccessFile>> OpenForRead(const std::string& p) override {
-    return base_->OpenForRead(p);
-  }
-  Result<std::unique_ptr<io::WritableFile>> OpenForWrite(const std::string& p,
-                                                         const io::WriteOptions& o) override {
-    if (!fail_write_suffix.empty() && p.size() >= fail_write_suffix.size() &&
-        p.compare(p.size() - fail_write_suffix.size(), std::string::npos, fail_write_suffix) == 0) {
-      return IoError("injected: cannot create " + p);
-    }
-    return base_->OpenForWrite(p, o);
-  }
-  Result<io::FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
-  Result<std::vector<io::FileInfo>> List(const std::string& d) override { return base_->List(d); }
-  Status Delete(const std::string& p) override { return base_->Delete(p); }
-  Status Rename(const std::string& from, const std::string& to) override {
-    if (!fail_rename_match.empty() && to.find(fail_rename_match) != std::string::npos) {
-      return IoError("injected: cannot rename to " + to);
-    }
-    return base_->Rename(from, to);
-  }
-  Status CreateDirs(const std::string& d) override { return base_->CreateDirs(d); }
-
- private:
-  std::unique_ptr<io::FileSystem> base_ = io::NewMemoryFileSystem();
-};
 
 // Record i: `size` bytes, deterministic, mildly compressible.
 std::string MakeRecord(uint64_t i, size_t size) {
@@ -55,11 +26,12 @@ std::string MakeRecord(uint64_t i, size_t size) {
   return r;
 }
 
+// Names in `dir`, without the writer lock's entry (a lock test's business).
 std::vector<std::string> FileNames(io::FileSystem* fs, const std::string& dir) {
   std::vector<std::string> names;
-  auto list = fs->List(dir);
-  if (!list.ok()) return names;
-  for (const auto& e : *list) names.emplace_back(io::Basename(e.path));
+  for (const std::string& n : testing::FileNames(fs, dir)) {
+    if (!WriterLock::IsEntryName(n)) names.push_back(n);
+  }
   return names;
 }
 
@@ -128,17 +100,19 @@ TEST_F(ShardWriterTest, RollsNearTargetSizeWithZstd) {
   }
 }
 
-TEST_F(ShardWriterTest, FinalNamesCarryTheShardCount) {
+TEST_F(ShardWriterTest, ShardNamesCarryTheRunId) {
   auto w = Open(Codec::kZstd, 4'000);
   WriteRecords(w.get(), 30, 500);
   ASSERT_TRUE(w->Close().ok());
   const Manifest& m = w->manifest();
   const size_t n = m.shards.size();
   ASSERT_GE(n, 2u);
+  EXPECT_TRUE(IsRunId(w->run_id()));
+  EXPECT_EQ(m.run, w->run_id());
   std::vector<std::string> expected = {"dataset.json"};
   char name[64];
   for (size_t i = 0; i < n; ++i) {
-    std::snprintf(name, sizeof name, "data-%05zu-of-%05zu.tfrecord.zst", i, n);
+    std::snprintf(name, sizeof name, "data-%s-%05zu.tfrecord.zst", w->run_id().c_str(), i);
     EXPECT_EQ(m.shards[i].path, name);
     EXPECT_EQ(m.shards[i].index, std::string(name) + ".idx");
     expected.push_back(name);
@@ -199,36 +173,40 @@ TEST_F(ShardWriterTest, AbortLeavesNothing) {
   EXPECT_TRUE(FileNames(fs_.get(), "/out").empty());
 }
 
-TEST_F(ShardWriterTest, FailedManifestWriteLeavesNoFinalNames) {
-  FaultyFileSystem faulty;
-  faulty.fail_write_suffix = "dataset.json";
+// The operations of a writer: lock put 1, dataset.json put 2, release put 3.
+TEST_F(ShardWriterTest, FailedManifestPublicationLeavesNothing) {
+  io::FaultInjectionFileSystem faulty(fs_.get(), *io::FaultPlan::Parse("fail:put:2"));
   auto w = Open(Codec::kNone, 4'000, &faulty);
   WriteRecords(w.get(), 20, 500);
   Status s = w->Close();
   EXPECT_EQ(s.code(), StatusCode::kIoError) << s.ToString();
-  EXPECT_TRUE(FileNames(&faulty, "/out").empty());
-  EXPECT_EQ(w->Close(), s);  // sticky
+  EXPECT_NE(s.message().find("injected fault: put /out/dataset.json"), std::string::npos);
+  EXPECT_TRUE(FileNames(fs_.get(), "/out").empty());
+  EXPECT_EQ(w->Close(), s);                           // sticky
+  EXPECT_TRUE(Open(Codec::kNone, 4'000) != nullptr);  // the lock was released
 }
 
-TEST_F(ShardWriterTest, FailedRenameLeavesNoFinalNames) {
-  FaultyFileSystem faulty;
-  faulty.fail_rename_match = "-00002-of-";  // the third shard cannot take its final name
+TEST_F(ShardWriterTest, FailedShardCloseLeavesNothing) {
+  io::FaultInjectionFileSystem faulty(fs_.get(), *io::FaultPlan::Parse("fail:close:3"));
   auto w = Open(Codec::kNone, 4'000, &faulty);
-  WriteRecords(w.get(), 40, 500);
-  EXPECT_FALSE(w->Close().ok());
-  EXPECT_TRUE(FileNames(&faulty, "/out").empty());
+  Status first;
+  for (uint64_t i = 0; i < 40 && first.ok(); ++i) first = w->Write(MakeRecord(i, 500));
+  Status closed = w->Close();
+  if (first.ok()) first = closed;
+  EXPECT_EQ(first.code(), StatusCode::kIoError) << first.ToString();
+  EXPECT_EQ(closed, first);
+  EXPECT_EQ(FileNames(fs_.get(), "/out"), std::vector<std::string>{});
 }
 
 TEST_F(ShardWriterTest, FailedShardOpenIsSticky) {
-  FaultyFileSystem faulty;
-  faulty.fail_write_suffix = "-00001.tfrecord";  // the second shard cannot be created
+  io::FaultInjectionFileSystem faulty(fs_.get(), *io::FaultPlan::Parse("fail:create:2"));
   auto w = Open(Codec::kNone, 4'000, &faulty);
   Status first;
   for (uint64_t i = 0; i < 20 && first.ok(); ++i) first = w->Write(MakeRecord(i, 500));
   EXPECT_EQ(first.code(), StatusCode::kIoError) << first.ToString();
   EXPECT_EQ(w->Write("more"), first);
   EXPECT_EQ(w->Close(), first);
-  EXPECT_TRUE(FileNames(&faulty, "/out").empty());
+  EXPECT_TRUE(FileNames(fs_.get(), "/out").empty());
 }
 
 TEST_F(ShardWriterTest, RefusesToWriteOverADataset) {
@@ -268,11 +246,172 @@ TEST(ShardWriterLocalTest, LeavesOnlyFinalFilesOnDisk) {
   auto names = FileNames(io::LocalFileSystem(), dir);
   EXPECT_EQ(names.size(), 2 * shards + 1);
   for (const auto& n : names) {
-    EXPECT_TRUE(n == "dataset.json" || n.find("-of-") != std::string::npos) << n;
+    EXPECT_TRUE(n == "dataset.json" || n.find((*w)->run_id()) != std::string::npos) << n;
     EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
   }
   EXPECT_EQ(ReadAllRecords(io::LocalFileSystem(), dir).size(), 50u);
   std::filesystem::remove_all(tmpl);
+}
+
+// The crash test in-process: storage freezes at operation k (what a kill -9 there leaves),
+// for every k of a whole write. Each time the directory must hold either no dataset (and
+// readers refuse it) or the complete one; and the next writer must reclaim what the dead
+// one left and publish a complete dataset with nothing left over.
+TEST(ShardWriterCrashTest, CrashAtEveryOperationLeavesNothingOrTheWholeDataset) {
+  constexpr uint64_t kRecords = 40;
+  testing::FakeProcesses processes;
+  auto convert = [&](io::FileSystem* fs, int64_t pid) -> Status {
+    ShardWriterOptions options;
+    options.record.codec = Codec::kZstd;
+    options.record.zstd_frame_bytes = 2'000;
+    options.target_shard_bytes = 3'000;
+    options.probe = processes.As(pid);
+    SLUICE_ASSIGN_OR_RETURN(auto w, ShardWriter::Open(fs, "/out", options));
+    for (uint64_t i = 0; i < kRecords; ++i) SLUICE_RETURN_IF_ERROR(w->Write(MakeRecord(i, 300)));
+    auto side = w->WriteSideFile("classes", ".txt", "a\nb\n");
+    SLUICE_RETURN_IF_ERROR(side.status());
+    w->SetMetadata("classes_file", *side);
+    return w->Close();
+  };
+  auto expect_complete = [&](io::FileSystem* fs) {
+    auto records = ReadAllRecords(fs, "/out");
+    ASSERT_EQ(records.size(), kRecords);
+    for (uint64_t i = 0; i < kRecords; ++i) ASSERT_EQ(records[i], MakeRecord(i, 300)) << i;
+    auto m = Manifest::Load(fs, "/out");
+    ASSERT_TRUE(m.ok());
+    for (const auto& shard : m->shards) {
+      auto info = fs->Stat("/out/" + shard.path);
+      ASSERT_TRUE(info.ok() && info->size == shard.file_bytes) << shard.path;
+    }
+    EXPECT_TRUE(fs->Exists("/out/" + m->metadata["classes_file"]));
+  };
+
+  uint64_t operations = 0;
+  {
+    auto fs = io::NewMemoryFileSystem();
+    io::FaultInjectionFileSystem counting(fs.get(), {});
+    ASSERT_TRUE(convert(&counting, 1).ok());
+    operations = counting.total();
+  }
+  ASSERT_GT(operations, 20u);
+  uint64_t absent = 0, complete = 0;
+  for (uint64_t k = 1; k <= operations; ++k) {
+    SCOPED_TRACE("frozen at operation " + std::to_string(k));
+    auto fs = io::NewMemoryFileSystem();
+    io::FaultInjectionFileSystem frozen(fs.get(),
+                                        *io::FaultPlan::Parse("freeze:any:" + std::to_string(k)));
+    const int64_t pid = 1000 + static_cast<int64_t>(k);
+    (void)convert(&frozen, pid);
+    ASSERT_TRUE(frozen.frozen());
+    processes.Kill(pid);
+    if (fs->Exists("/out/dataset.json")) {
+      ++complete;
+      expect_complete(fs.get());
+    } else {
+      ++absent;
+      auto r = ResolveShards(fs.get(), "/out");
+      ASSERT_FALSE(r.ok());  // never a smaller dataset
+      EXPECT_TRUE(r.status().code() == StatusCode::kFailedPrecondition ||
+                  r.status().code() == StatusCode::kNotFound)
+          << r.status().ToString();
+      ASSERT_TRUE(convert(fs.get(), pid + 100'000).ok());  // the rerun reclaims and publishes
+      expect_complete(fs.get());
+    }
+    auto m = Manifest::Load(fs.get(), "/out");
+    ASSERT_TRUE(m.ok());
+    auto left = FindLeftovers(fs.get(), "/out", &*m, {}, processes.As(1));
+    ASSERT_TRUE(left.ok());
+    // After a rerun nothing is left over; after a crash past the commit point at most the
+    // dead writer's lock (verify reports it, clean or the next writer removes it).
+    for (const auto& l : *left)
+      EXPECT_TRUE(WriterLock::IsEntryName(io::Basename(l.path))) << l.path;
+  }
+  EXPECT_GT(absent, 0u);
+  EXPECT_GT(complete, 0u);
+  std::printf("crash points: %llu (dataset absent %llu, complete %llu)\n",
+              static_cast<unsigned long long>(operations), static_cast<unsigned long long>(absent),
+              static_cast<unsigned long long>(complete));
+}
+
+TEST(ShardWriterConcurrencyTest, ConcurrentWritersGiveExactlyOneCompleteDataset) {
+  auto fs = io::NewMemoryFileSystem();
+  testing::FakeProcesses processes;
+  constexpr int kWriters = 6;
+  std::vector<Status> results(kWriters);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&, t] {
+      ShardWriterOptions options;
+      options.target_shard_bytes = 2'000;
+      options.probe = processes.As(t + 1);
+      auto w = ShardWriter::Open(fs.get(), "/out", options);
+      if (!w.ok()) {
+        results[t] = w.status();
+        return;
+      }
+      for (uint64_t i = 0; i < static_cast<uint64_t>(20 + 5 * t) && results[t].ok(); ++i) {
+        results[t] = (*w)->Write(MakeRecord(i, 200));
+      }
+      if (results[t].ok()) results[t] = (*w)->Close();
+    });
+  }
+  for (auto& th : threads) th.join();
+  int winners = 0, winner = -1;
+  for (int t = 0; t < kWriters; ++t) {
+    if (results[t].ok()) {
+      ++winners;
+      winner = t;
+    } else {
+      EXPECT_TRUE(results[t].code() == StatusCode::kFailedPrecondition ||
+                  results[t].code() == StatusCode::kAlreadyExists)
+          << results[t].ToString();
+    }
+  }
+  ASSERT_EQ(winners, 1);
+  EXPECT_EQ(ReadAllRecords(fs.get(), "/out").size(), 20u + 5 * winner);
+  auto m = Manifest::Load(fs.get(), "/out");
+  ASSERT_TRUE(m.ok());
+  auto left = FindLeftovers(fs.get(), "/out", &*m);
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
+}
+
+TEST_F(ShardWriterTest, OverwriteReplacesTheDatasetWhole) {
+  auto first = Open(Codec::kNone, 2'000);
+  WriteRecords(first.get(), 30, 100);
+  ASSERT_TRUE(first->Close().ok());
+  ShardWriterOptions options;
+  options.overwrite = true;
+  auto second = ShardWriter::Open(fs_.get(), "/out", options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(ReadAllRecords(fs_.get(), "/out").size(), 30u);  // the old one until the commit
+  ASSERT_TRUE((*second)->Write("only").ok());
+  ASSERT_TRUE((*second)->Close().ok());
+  EXPECT_EQ(ReadAllRecords(fs_.get(), "/out"), std::vector<std::string>{"only"});
+  for (const auto& n : FileNames(fs_.get(), "/out")) {
+    EXPECT_TRUE(n == "dataset.json" || n.find((*second)->run_id()) != std::string::npos) << n;
+  }
+}
+
+TEST_F(ShardWriterTest, PartWritersShareARunAndPublishThroughOnePublisher) {
+  PublishOptions publish;
+  auto publisher = DatasetPublisher::Begin(fs_.get(), "/out", publish);
+  ASSERT_TRUE(publisher.ok());
+  Manifest all;
+  for (const char* part : {"r0000", "r0001"}) {
+    ShardWriterOptions options;
+    options.run_id = (*publisher)->run_id();
+    options.part = part;
+    auto w = ShardWriter::Open(fs_.get(), "/out", options);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE((*w)->Write(part).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+    for (const auto& shard : (*w)->manifest().shards) all.shards.push_back(shard);
+  }
+  EXPECT_FALSE(fs_->Exists("/out/dataset.json"));  // parts never publish
+  ASSERT_TRUE((*publisher)->Commit(all).ok());
+  EXPECT_EQ(ReadAllRecords(fs_.get(), "/out"), (std::vector<std::string>{"r0000", "r0001"}));
+  EXPECT_EQ(all.shards[1].path, "data-" + (*publisher)->run_id() + "-r0001-00000.tfrecord.zst");
 }
 
 }  // namespace

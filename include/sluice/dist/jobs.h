@@ -26,6 +26,14 @@ struct JobOptions {
   bool salt_hot_keys = true;  // Default: salting of hot keys
 };
 
+// How a job writes its output dataset's shards.
+struct OutputShards {
+  std::string codec = "zstd";          // Default: zstd
+  uint64_t shard_bytes = 100'000'000;  // Default: 100 MB
+  std::string prefix = "data";         // Default: data-<run>-t000003-00000.tfrecord.zst
+  bool overwrite = false;              // Default: refuse an OUT holding a published dataset
+};
+
 // `sluice stats IN --key F`: records per value of feature F.
 struct StatsOptions {
   std::string input;
@@ -56,9 +64,7 @@ struct DedupOptions {
   std::string input;
   std::string output;
   std::string feature;  // "" = the whole record
-  std::string codec = "zstd";
-  uint64_t shard_bytes = 100'000'000;
-  std::string prefix = "data";
+  OutputShards shards;
   JobOptions job;
 };
 
@@ -72,6 +78,28 @@ struct DedupResult {
 
 // Collective. The counts are complete on rank 0.
 Result<DedupResult> RunDedup(Transport* transport, const DedupOptions& options);
+
+// `sluice reshard IN OUT [--shard-size S] [--seed N]`: a global re-shuffle into new shards.
+// Record i of the input (in input order) goes to output shard s(seed, i) and within it
+// takes its place by a second key of (seed, i): the output is a function of the input and
+// the seed alone, the same for any number of ranks. The shard count is the input's bytes
+// over the shard size, rounded up.
+struct ReshardOptions {
+  std::string input;
+  std::string output;
+  uint64_t seed = 0;
+  OutputShards shards;
+  JobOptions job;
+};
+
+struct ReshardResult {
+  uint64_t records = 0;
+  uint64_t shards = 0;
+  JobProgress progress;
+};
+
+// Collective. The counts are complete on rank 0.
+Result<ReshardResult> RunReshard(Transport* transport, const ReshardOptions& options);
 
 // An input dataset's shards as tasks (one per shard, in order), with their sizes.
 Result<std::vector<TaskSpec>> ShardTasks(const std::string& input);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sluice/base/status.h"
+#include "sluice/io/file_system.h"
 
 namespace sluice::dist {
 
@@ -38,7 +39,23 @@ class SortedStream {
 // The entries of `inputs` (each sorted) as one sorted stream, merged per `merge`.
 std::unique_ptr<SortedStream> MergeStreams(std::vector<std::unique_ptr<SortedStream>> inputs,
                                            Merge merge);
-// A run file written by WriteRun, as a stream.
+// Appends (key, value) entries to a run file on local disk (u32 key length, key, u64 value),
+// in the order given: sorted if the caller adds them sorted. Threading: not thread-safe.
+class RunWriter {
+ public:
+  static Result<std::unique_ptr<RunWriter>> Open(const std::string& path);
+  Status Add(std::string_view key, uint64_t value);
+  Status Close();
+  uint64_t entries() const { return entries_; }
+
+ private:
+  explicit RunWriter(std::unique_ptr<io::WritableFile> file) : file_(std::move(file)) {}
+  std::unique_ptr<io::WritableFile> file_;
+  std::string buffer_;
+  uint64_t entries_ = 0;
+};
+
+// A run file (RunWriter, WriteRun) read back as a stream, in file order.
 Result<std::unique_ptr<SortedStream>> OpenRun(const std::string& path);
 // Writes `stream` to `path` (local disk) as a run; returns the entries written.
 Result<uint64_t> WriteRun(SortedStream* stream, const std::string& path);

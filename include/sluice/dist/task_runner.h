@@ -84,4 +84,9 @@ class TaskRunner {
 // "rank 3 on node7: <message>", same code.
 Status TagWithRank(const Status& error, Rank rank, const std::string& host);
 
+// Collective: every rank passes its own status and gets the same one back, OK or the error of
+// the lowest failed rank, tagged with its rank and host. What jobs call after a step that
+// each rank does alone (writing its shards), so that no rank goes on while another failed.
+Status AgreeOnStatus(Transport* transport, const Status& mine);
+
 }  // namespace sluice::dist

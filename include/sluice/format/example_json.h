@@ -34,6 +34,15 @@ std::string SequenceExampleToJson(const SequenceExampleView& example);
 Status ExampleFromJson(std::string_view json, ExampleBuilder* builder);
 Status SequenceExampleFromJson(std::string_view json, SequenceExampleBuilder* builder);
 
+// A number as a float feature stores it (float32), or InvalidArgument when float32 would
+// change it beyond rounding (docs/example.md): an integer that float32 cannot hold exactly
+// (beyond 2^24 = 16777216 in magnitude, unless the low bits are zero), a finite number beyond
+// float32's range (it would become infinite), a nonzero number that would become 0. Decimal
+// fractions round to the nearest float32, as in every float feature. The messages name the
+// value only; callers add the feature and the line.
+Result<float> IntegerToFloat32(int64_t value);
+Result<float> NumberToFloat32(double value);
+
 // Infers the feature schema of a stream of Examples (the `features` of dataset.json):
 // each feature's type, and its values per record, -1 when the count varies between records
 // or the feature is missing from some. Not thread-safe; give each worker its own and Merge.

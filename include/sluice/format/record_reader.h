@@ -20,12 +20,13 @@ struct RecordReaderOptions {
   uint64_t max_record_bytes = kDefaultMaxRecordBytes;  // Default: 1 GiB
   size_t read_buffer_bytes = size_t{1} << 20;          // Default: 1 MiB per read call
   bool verify_crc = true;                              // Default: check every CRC
-  // An uncompressed shard on a file system that maps files in place (local files) is read
-  // through a memory map: records are views of the page cache, nothing is copied, which
-  // takes about a third less CPU than buffered reads. Caveat (io::RandomAccessFile::Map):
-  // a file truncated by someone else while it is read faults (SIGBUS) instead of failing
-  // with an error; sluice's writers never truncate, they rename. Default: true
-  bool map_uncompressed = true;
+  // Read an uncompressed shard on a file system that maps files in place (local files)
+  // through a memory map: records are views of the page cache. Off by default: a file
+  // truncated by someone else while it is mapped kills the process with SIGBUS
+  // (io::RandomAccessFile::Map), which no error handling can catch; positional reads into a
+  // reused buffer turn the same event into a DataLoss error ("file shrank while reading"),
+  // and measured no slower (docs/format.md, section 9). Default: false
+  bool map_uncompressed = false;
 };
 
 // Sticky failure: after an error, Next() keeps returning it.

@@ -13,6 +13,7 @@
 
 #include "sluice/base/bytes.h"
 #include "sluice/base/status.h"
+#include "sluice/io/read_ranges.h"
 
 namespace sluice {
 class ThreadPool;
@@ -48,6 +49,9 @@ ThreadPool* IoExecutor();
 
 // Receives the result of an asynchronous read: the bytes (owned), or an error.
 using ReadCallback = std::function<void(Result<std::string>)>;
+// Receives the bytes of each range of a ReadRangesAsync call in the order asked, or the
+// first error.
+using RangesCallback = std::function<void(Result<std::vector<std::string>>)>;
 
 // A read-only view of a whole file that stays valid while this object lives. What
 // RandomAccessFile::Map() returns; readers that want zero-copy random access over a file
@@ -97,6 +101,11 @@ class RandomAccessFile {
   // with requests in flight that hold no thread.
   virtual void ReadAsync(uint64_t offset, size_t n, ReadCallback done,
                          const IoContext& context = {}) const;
+  // Many ranges in one call (a reader's upcoming chunks), with ReadAsync's contract for each
+  // (clipped at the end of the file; `done` once, never inside this call). Default: one
+  // ReadAsync per range; S3 merges nearby ranges into fewer requests (CoalesceRanges).
+  virtual void ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback done,
+                               const IoContext& context = {}) const;
 };
 
 // A file being written sequentially.
@@ -120,6 +129,9 @@ struct FileInfo {
   std::string path;  // full path as passed to the FileSystem
   uint64_t size = 0;
   bool is_directory = false;
+  // Last modification, in milliseconds since the Unix epoch; 0 when the file system does not
+  // know it. Vacuum's retention and a table's commit times rely on it (docs/table.md).
+  int64_t modification_time_ms = 0;
 };
 
 struct WriteOptions {
@@ -150,6 +162,10 @@ class FileSystem {
   // for one path exactly one succeeds. Readers see no file or all of `data`, never a part.
   // Default: Unimplemented.
   virtual Status PutIfAbsent(const std::string& path, ByteView data);
+  // `path` with every symbolic link resolved, as realpath(3): what the path rules of a
+  // dataset (io/relative_path.h) compare to keep a manifest's files inside its directory.
+  // Default: `path` unchanged (object stores have no links); the local file system resolves.
+  virtual Result<std::string> RealPath(const std::string& path) { return path; }
 
   // Convenience built on the methods above.
   Result<std::string> ReadAll(const std::string& path);
@@ -165,9 +181,11 @@ FileSystem* LocalFileSystem();
 // A fresh in-memory file system, for tests.
 std::unique_ptr<FileSystem> NewMemoryFileSystem();
 
-// Picks the file system for a path or URI: "/x", "x", "file:///x" are local. Other schemes
-// (s3://, hdfs://) are Unimplemented until their issues land. On success `*local_path`
-// receives the path to hand to the returned file system.
+// Picks the file system for a path or URI: "/x", "x", "file:///x" are local; "s3://bucket/key"
+// is S3 (S3FileSystemFromEnvironment; its paths are the whole URIs); "hdfs://namenode:port/x"
+// and "webhdfs://..." are HDFS through WebHDFS (WebHdfsFileSystemFromEnvironment, whole URIs
+// too; the port is the NameNode's HTTP port, docs/hdfs.md). Other schemes are Unimplemented. On success `*local_path` receives the path to hand
+// to the returned file system.
 Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path);
 
 // Path helpers ('/' separated).

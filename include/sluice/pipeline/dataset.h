@@ -19,6 +19,7 @@
 
 #include "sluice/base/status.h"
 #include "sluice/pipeline/batch.h"
+#include "sluice/pipeline/chunk_plan.h"
 #include "sluice/pipeline/element.h"
 #include "sluice/pipeline/global_order.h"
 #include "sluice/pipeline/iterator.h"
@@ -75,6 +76,17 @@ class Dataset {
   const std::vector<uint64_t>& shard_records() const;
 
   Result<std::unique_ptr<Iterator>> MakeIterator(const PipelineOptions& options = {}) const;
+
+  // The chunks this dataset's rank (as set by Shard(); rank 0 of 1 without) reads in
+  // `epoch` (counted from ReadOptions::epoch) from its sample `from` on, in the order its
+  // read stage needs them (docs/order.md, "The chunk plan"): what a remote read-ahead or a
+  // cache tier follows. `options`: those of the iterator (its memory budget sizes the
+  // window); `start`: the global position the epoch was restored at (0 for a fresh epoch).
+  // FailedPrecondition unless the dataset reads in chunks mode.
+  Result<ChunkPlan> ChunkPlanFor(uint64_t epoch, const PipelineOptions& options = {},
+                                 uint64_t from = 0, uint64_t start = 0) const;
+  // The snapshot's chunks (global chunk ids -> shard, byte range, records).
+  Result<std::shared_ptr<const SnapshotChunks>> Chunks() const;
 
  private:
   Dataset(std::shared_ptr<const DatasetNode> node, Status status)

@@ -6,30 +6,39 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sluice/base/status.h"
+#include "sluice/pipeline/chunk_order.h"
 #include "sluice/pipeline/permutation.h"
 
 namespace sluice::pipeline {
 
+// Numbered as saved in iterator states: never renumber.
 enum class ShuffleMode {
   kNone,    // records in shard order
-  kGlobal,  // a full pseudo-random permutation of all records per epoch (default)
+  kGlobal,  // a full pseudo-random permutation of all records per epoch (per-record reads)
   kBlock,   // shards permuted, then records permuted within windows of `block_shards` shards
   kBuffer,  // tf.data-style bounded shuffle buffer over the shard-order stream (a stage, not
             // a permutation: GlobalOrder yields shard order and the buffer stage shuffles)
+  kChunks,  // chunks permuted, records permuted within windows of chunks (ChunkOrder): the
+            // default of Shuffle(), so that each chunk is fetched and decoded once per window
 };
 
-std::string_view ShuffleModeName(ShuffleMode mode);  // "none", "global", "block", "buffer"
+// "none", "global", "block", "buffer", "chunks"
+std::string_view ShuffleModeName(ShuffleMode mode);
 Result<ShuffleMode> ParseShuffleMode(std::string_view name);
 
 struct OrderOptions {
   ShuffleMode mode = ShuffleMode::kGlobal;  // Default: global
   uint64_t seed = 0;                        // Default: 0
   uint32_t block_shards = 4;                // Default: 4 shards per window (block mode); 0 means 1
+  uint32_t lanes = 1;        // chunks mode: L, lanes of the record stream (0 means 1)
+  uint64_t lane_window = 1;  // chunks mode: K, chunks per window of a lane (0 means 1)
 };
 
 // Where a global record id lives.
@@ -41,8 +50,11 @@ struct RecordLocation {
 class GlobalOrder {
  public:
   // `shard_records[i]` = records in shard i of the snapshot. Global record ids number the
-  // records shard by shard: id = (records of earlier shards) + index in shard.
-  GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options, uint64_t epoch);
+  // records shard by shard: id = (records of earlier shards) + index in shard. Chunks mode
+  // also takes `chunk_starts`: the first global id of every chunk and then the total
+  // (ChunkOrder); null: every non-empty shard is one chunk.
+  GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions options, uint64_t epoch,
+              std::shared_ptr<const std::vector<uint64_t>> chunk_starts = nullptr);
 
   uint64_t size() const { return total_; }
   uint64_t epoch() const { return epoch_; }
@@ -50,9 +62,12 @@ class GlobalOrder {
   // The global record id at `position` (0 <= position < size()).
   uint64_t RecordAt(uint64_t position) const;
   RecordLocation Locate(uint64_t record_id) const;
-  // A 64-bit fingerprint of the snapshot (shard record counts): stored in iterator state so a
-  // restore onto a different dataset is refused.
+  // A 64-bit fingerprint of the shard record counts: what iterator states of version 1
+  // stored to identify the snapshot (states now store RecordSource::snapshot(), which covers
+  // the content; this one is kept to restore version 1 states).
   uint64_t snapshot_fingerprint() const { return fingerprint_; }
+  // The chunk order (chunks mode), else null.
+  const ChunkOrder* chunk_order() const { return chunk_order_ ? &*chunk_order_ : nullptr; }
 
  private:
   uint64_t BlockRecordAt(uint64_t position) const;
@@ -64,19 +79,24 @@ class GlobalOrder {
   uint64_t total_ = 0;
   uint64_t fingerprint_ = 0;
   // The whole permutation state: a few keys (global mode) or O(shards) words (block mode).
-  Permutation record_perm_;             // global mode: position -> record id
-  std::vector<uint32_t> shard_perm_;    // block mode: shard order for this epoch
-  std::vector<uint64_t> block_starts_;  // block mode: prefix sums of shard_perm_'s record
-                                        // counts (first position of each shuffled shard + total)
-  uint64_t window_key_ = 0;             // block mode: window w is permuted with key (this, w)
+  Permutation record_perm_;                // global mode: position -> record id
+  std::vector<uint32_t> shard_perm_;       // block mode: shard order for this epoch
+  std::vector<uint64_t> block_starts_;     // block mode: prefix sums of shard_perm_'s record
+                                           // counts (first position of each shuffled shard + total)
+  uint64_t window_key_ = 0;                // block mode: window w is permuted with key (this, w)
+  std::optional<ChunkOrder> chunk_order_;  // chunks mode
 };
 
 // What a rank does with the records left over when the epoch size is not a multiple of the
 // world size (so that every rank yields the same number of samples).
 enum class Remainder {
-  kDrop,  // Default: the last ((size - start) % world) positions of the epoch are not used
-  kPad,   // the epoch is padded by repeating positions from its start (0, 1, ...)
+  kDrop,   // Default: the last ((size - start) % world) positions of the epoch are not used
+  kPad,    // the epoch is padded by repeating positions from its start (0, 1, ...)
+  kExact,  // every position once: the first ((size - start) % world) ranks take one more
+           // (evaluation: nothing dropped, nothing repeated; counts differ by at most one)
 };
+std::string_view RemainderName(Remainder remainder);  // "drop", "pad", "exact"
+Result<Remainder> ParseRemainder(std::string_view name);
 
 struct ShardingOptions {
   uint32_t rank = 0;        // Default: 0
@@ -96,7 +116,8 @@ Status ValidateSharding(const ShardingOptions& sharding);
 class RankSlice {
  public:
   RankSlice(const GlobalOrder* order, ShardingOptions sharding, uint64_t start = 0);
-  // Samples this rank yields from `start` to the end of the epoch (equal for all ranks).
+  // Samples this rank yields from `start` to the end of the epoch (equal for all ranks,
+  // except with kExact: one more for the first (size - start) % world ranks).
   uint64_t size() const { return size_; }
   // The epoch position of this rank's k-th sample (0 <= k < size()): p = start + rank + k * W;
   // in kPad mode a p past the end of the epoch wraps to p - order size (modulo order size), so
@@ -106,6 +127,8 @@ class RankSlice {
   // Global positions consumed by all ranks once every rank has taken k samples:
   // min(start + k * W, order size). Pass it as `start` to restore onto any world size.
   uint64_t GlobalConsumedAfter(uint64_t k) const;
+  uint64_t start() const { return start_; }
+  const ShardingOptions& sharding() const { return sharding_; }
 
  private:
   const GlobalOrder* order_;

@@ -38,6 +38,11 @@ class MapContext {
   const Schema& output_schema() const { return *output_; }
   // Long-running functions may poll this and return early: the iterator is being destroyed.
   bool cancelled() const { return stopping_ && stopping_->load(std::memory_order_relaxed); }
+  // The same, and on the consumer's thread (which runs stages when it helps) its wait check
+  // (pipeline/wait_check.h: Python's signal handlers, at most every 50 ms): a non-OK status
+  // (Cancelled) is what the function should return. What a function that runs for seconds
+  // (decode_image on an 81-megapixel photo) polls to honour Ctrl-C within ~50 ms.
+  Status CheckInterrupt() const;
   // For a map with MapOptions::slot_feature: when the pipeline placed this element's value of
   // that feature in a batch buffer, moves that place (a dense tensor of the feature's dtype and
   // shape, viewing the batch buffer) into *t and returns true; the function then writes the

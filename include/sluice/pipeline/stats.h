@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sluice/io/cache/cache_stats.h"
+#include "sluice/io/http_engine.h"
 
 namespace sluice::pipeline {
 
@@ -27,6 +28,13 @@ struct StageStats {
   double consumer_share = 0;
   uint64_t skipped = 0;      // records dropped by on_error = skip | quarantine
   uint64_t quarantined = 0;  // of which written to the quarantine file
+  // Read stage, chunks mode (docs/pipeline.md, "Decoded-chunk cache"): chunks decoded,
+  // bytes fetched for them, loads a reader had to start itself (not read ahead), and
+  // chunks evicted before their window ended (a window larger than the cache).
+  uint64_t chunk_decodes = 0;
+  uint64_t chunk_fetched_bytes = 0;
+  uint64_t chunk_loads_on_demand = 0;
+  uint64_t chunk_evictions = 0;
 };
 
 struct PipelineStats {
@@ -43,12 +51,15 @@ struct PipelineStats {
   // The node-local cache the source reads through (docs/cache.md), counted since the
   // iterator was created; absent without a cache.
   std::optional<io::cache::CacheStats> cache;
+  // HTTP requests of the whole process (S3, WebHDFS) since the iterator began: counters
+  // since then, gauges (in flight, queued) now; absent when no request was made.
+  std::optional<io::HttpEngineStats> network;
 
   // Index of the stage that limits throughput (highest busy share of its threads), -1 if
   // none did measurable work.
   int bottleneck() const;
   // "trainer waited 23% of wall time; bottleneck: map:decode_image at 100% busy, 2 threads"
-  // followed by one line per stage.
+  // followed by one line per stage, then the cache's and the network's lines when present.
   std::string Report() const;
 };
 

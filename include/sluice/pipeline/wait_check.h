@@ -32,7 +32,11 @@ class ScopedWaitCheck {
   static ScopedWaitCheck* Current();
 
   // Runs the check if its interval has passed since it last ran (or since construction).
+  // Once the check failed, returns that failure without running it again.
   Status MaybeRun();
+  // The check's failure, OK while it has not failed. Iterator::Next returns it rather than
+  // an element, so an interrupted Next never delivers one.
+  const Status& failure() const { return failure_; }
   std::chrono::steady_clock::time_point deadline() const { return deadline_; }
 
  private:
@@ -41,7 +45,12 @@ class ScopedWaitCheck {
   std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point deadline_;
   ScopedWaitCheck* previous_;
+  Status failure_;
 };
+
+// The calling thread's check (MaybeRun), or OK on a thread without one: what work loops on
+// the consumer's thread poll between elements.
+Status CheckWaitInterrupt();
 
 // cv.wait(lock), except that on a thread with a ScopedWaitCheck it wakes by the check's
 // deadline and runs it; returns the check's error (lock held again either way). Like

@@ -26,6 +26,16 @@ namespace sluice::vision {
 // ImageFormat, ImageFormatName, DetectImageFormat and kMaxImagePixels come from
 // image_info.h (shared with InspectImage).
 
+// A check that a long decode polls (every few rows, between the scans of a progressive
+// JPEG): a non-OK status aborts the decode with that status. How a pipeline's cancellation
+// and Ctrl-C reach a decode that takes a second or more (an 81-megapixel photo).
+// A plain function pointer: no allocation per image.
+struct DecodeInterrupt {
+  Status (*check)(const void* arg) = nullptr;
+  const void* arg = nullptr;
+  Status Check() const { return check == nullptr ? Status::OK() : check(arg); }
+};
+
 struct DecodeOptions {
   // Largest width * height accepted, checked from the header. Default: 89,478,485 (Pillow's
   // Image.MAX_IMAGE_PIXELS, which makes the same image fail in torchvision and in sluice).
@@ -36,6 +46,8 @@ struct DecodeOptions {
   // Most scans a progressive JPEG may have: a few KB of crafted scans can otherwise cost
   // minutes of CPU (libjpeg-turbo's "scan bomb" advisory). Default: 500 (TurboJPEG's limit).
   uint32_t max_scans = 500;
+  // Polled while decoding. Default: none.
+  DecodeInterrupt interrupt;
 };
 
 struct ImageHeader {

@@ -76,6 +76,10 @@ class DecodeScratch {
   DecodeScratch(DecodeScratch&&) noexcept;
   DecodeScratch& operator=(DecodeScratch&&) noexcept;
 
+  // The check the decodes made with this scratch poll (DecodeOptions::interrupt), until set
+  // again. Default: none.
+  void set_interrupt(DecodeInterrupt interrupt);
+
   struct Buffers;
 
  private:
@@ -109,6 +113,7 @@ class ImageTransform {
 
  private:
   ImageTransform() = default;
+  Result<ImageHeader> Open(ByteView encoded, DecodeScratch* scratch) const;
   Status RenderOpened(const ImageHeader& header, const CropPlan& plan, void* out,
                       DecodeScratch* scratch) const;
 

@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""S3 benchmarks against a real server on loopback (Ceph RGW, started here with
+scripts/s3-server and stopped at the end), all contenders on the same data in one run:
+
+  throughput  ~--mb MB in --objects objects read whole, best of --repeat:
+              sluice       build/bin/s3_read_bench objects (S3 file system: HEAD + 8 MiB
+                           parallel ranged GETs, 64 requests in flight: the defaults)
+              boto3        16 threads, get_object(...)["Body"].read() of every object
+              curl         `curl --parallel --parallel-max 64 --aws-sigv4` of every object
+  images      one shuffled epoch of JPEGs through the image pipeline (read -> shuffle ->
+              parse_example -> decode_image(RandomResizedCrop(224), flip, normalize) ->
+              batch(256)), 2 threads, shards on S3 against the same shards on local disk
+  hedging     --reads random --read-kb KiB ranged reads of one object, --concurrency at a
+              time, through the fault proxy (tests/tools/fault_proxy.py) adding 500 ms to 1%
+              of first bytes;
+              p50/p99/p99.9 with and without hedging, and the duplicates sent
+
+Prints a ratio table per part and the command; writes results.json to --out.
+
+    /usr/bin/python3 bench/s3/run.py [--build build] [--mb 200] [--objects 50] [--repeat 3]
+        [--images 2000] [--reads 3000] [--read-kb 64] [--concurrency 4]
+        [--only throughput,images,hedging] [--out bench/out/s3]
+
+Loopback numbers: no network between client and server, and the server shares the 2 cores
+with the clients, so absolute MB/s say little; the ratios (same server, same data, same run)
+are the point.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+sys.path.insert(0, str(ROOT / "tests" / "tools"))
+from s3_server import S3Server  # noqa: E402
+from tool_servers import FaultProxy  # noqa: E402
+
+MEAN = [0.485, 0.456, 0.406]
+STD = [0.229, 0.224, 0.225]
+
+
+def upload_objects(server, bucket, count, size):
+    client = server.client()
+    block = os.urandom(1 << 20)
+    body = (block * (size // len(block) + 1))[:size]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: client.put_object(Bucket=bucket, Key=f"obj/{i:05d}", Body=body),
+                      range(count)))
+    return [f"obj/{i:05d}" for i in range(count)]
+
+
+def time_boto3(server, bucket, keys):
+    client = server.client()
+
+    def get(key):
+        return len(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        total = sum(pool.map(get, keys))
+    return total, time.perf_counter() - start
+
+
+def time_curl(server, bucket, keys, workdir):
+    config = pathlib.Path(workdir) / "curl.cfg"
+    lines = ['aws-sigv4 = "aws:amz:us-east-1:s3"',
+             f'user = "{server.env["AWS_ACCESS_KEY_ID"]}:{server.env["AWS_SECRET_ACCESS_KEY"]}"',
+             'header = "x-amz-content-sha256: UNSIGNED-PAYLOAD"', "parallel", "parallel-max = 64",
+             "silent", "fail"]
+    for key in keys:
+        lines += [f'url = "{server.endpoint}/{bucket}/{key}"', 'output = "/dev/null"']
+    config.write_text("\n".join(lines) + "\n")
+    start = time.perf_counter()
+    subprocess.run(["curl", "-s", "-K", str(config)], check=True)
+    return time.perf_counter() - start
+
+
+def time_sluice(build, server, uri):
+    out = subprocess.run([str(build / "bin" / "s3_read_bench"), "objects", uri, "--repeat", "1"],
+                         check=True, capture_output=True, text=True, env=server.environ()).stdout
+    row = json.loads(out.strip().splitlines()[-1])
+    return row["bytes"], row["seconds"], row
+
+
+def throughput(args, build, server, workdir):
+    bucket = server.bucket("bench-throughput")
+    size = args.mb * 1000 * 1000 // args.objects
+    keys = upload_objects(server, bucket, args.objects, size)
+    total = size * len(keys)
+    best = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
+    stats = None
+    for _ in range(args.repeat):  # interleaved, so all meet the same load
+        got, seconds, stats = time_sluice(build, server, f"s3://{bucket}/obj")
+        assert got == total, (got, total)
+        best["sluice"] = min(best["sluice"], seconds)
+        got, seconds = time_boto3(server, bucket, keys)
+        assert got == total
+        best["boto3"] = min(best["boto3"], seconds)
+        best["curl"] = min(best["curl"], time_curl(server, bucket, keys, workdir))
+    rates = {k: total / v / 1e6 for k, v in best.items()}
+    print(f"\nthroughput: {len(keys)} objects x {size / 1e6:.1f} MB = {total / 1e6:.0f} MB "
+          f"from RGW on loopback, best of {args.repeat}")
+    print(f"  {'reader':<40} {'MB/s':>8} {'sluice / it':>12}")
+    for name, label in [("sluice", "sluice (S3 file system, defaults)"),
+                        ("boto3", "boto3 get_object, 16 threads"),
+                        ("curl", "curl --parallel --parallel-max 64")]:
+        print(f"  {label:<40} {rates[name]:>8.0f} {rates['sluice'] / rates[name]:>11.2f}x")
+    return {"objects": len(keys), "bytes": total, "mb_per_s": rates, "sluice_stats": stats}
+
+
+def make_image_shards(build, server, workdir, images):
+    folder = pathlib.Path(workdir) / "images"
+    per_class = max(1, images // len(list(pathlib.Path("/usr/share/backgrounds").glob("*.jpg"))))
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make-sample-images"), str(folder),
+                    "--per-class", str(per_class), "--size", "500x375"], check=True,
+                   stdout=subprocess.DEVNULL)
+    local = pathlib.Path(workdir) / "shards"
+    bucket = server.bucket("bench-images")
+    for out in (str(local), f"s3://{bucket}/shards"):
+        subprocess.run([str(build / "bin" / "sluice"), "convert", "images", str(folder), out,
+                        "--codec", "none", "--shard-size", "32MB"], check=True,
+                       stdout=subprocess.DEVNULL, env=server.environ())
+    return str(local), f"s3://{bucket}/shards"
+
+
+def epoch_rate(path, threads, **read_options):
+    import sluice
+    ds = (sluice.read(path, **read_options)
+          .shuffle(seed=1)
+          .parse_example({"image/encoded": "bytes", "image/class/label": "int64"})
+          .decode_image("image/encoded", sluice.vision.RandomResizedCrop(224),
+                        sluice.vision.RandomHorizontalFlip(),
+                        sluice.vision.Normalize(mean=MEAN, std=STD),
+                        layout="NCHW", dtype="float32", output="image", parallelism=threads)
+          .batch(256)
+          .prefetch(2)
+          .with_options(threads=threads))
+    n = sum(ds.shard_records)
+    start = time.perf_counter()
+    seen = sum(b["image"].shape[0] for b in ds.iterator())
+    assert seen == n, (seen, n)
+    return n / (time.perf_counter() - start)
+
+
+def images(args, build, server, workdir):
+    sys.path.insert(0, str(build / "python"))
+    local, remote = make_image_shards(build, server, workdir, args.images)
+    saved = dict(os.environ)
+    os.environ.update(server.environ())
+    try:
+        rows = {"local disk": 0.0, "s3 (default: node-local cache, cold)": 0.0,
+                "s3 (cache=False)": 0.0}
+        for _ in range(args.repeat):
+            rows["local disk"] = max(rows["local disk"], epoch_rate(local, 2))
+            # The default configuration reads through the node-local cache (docs/cache.md): a
+            # fresh cache directory each time, so the epoch is a first one, all from S3.
+            cold = tempfile.mkdtemp(dir=workdir)
+            rows["s3 (default: node-local cache, cold)"] = max(
+                rows["s3 (default: node-local cache, cold)"], epoch_rate(remote, 2, cache_dir=cold))
+            rows["s3 (cache=False)"] = max(rows["s3 (cache=False)"],
+                                           epoch_rate(remote, 2, cache=False))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    print(f"\nimages: one shuffled epoch of {args.images} JPEGs (500x375) through decode_image "
+          f"-> batch(256), 2 threads, best of {args.repeat}")
+    print(f"  {'shards on':<40} {'images/s':>8} {'/ local':>12}")
+    for name, rate in rows.items():
+        print(f"  {name:<40} {rate:>8.0f} {rate / rows['local disk']:>11.2f}x")
+    return {"images_per_s": rows}
+
+
+def hedging(args, build, server):
+    bucket = server.bucket("bench-hedging")
+    client = server.client()
+    client.put_object(Bucket=bucket, Key="big", Body=os.urandom(64 << 20))
+    rgw = server.endpoint.removeprefix("http://")
+    rows = {}
+    with FaultProxy([rgw], faults=["delay:p=0.01,ms=500,method=GET"], seed=3) as proxy:
+        env = server.environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.ports[0]}")
+        for hedge in (False, True):
+            cmd = [str(build / "bin" / "s3_read_bench"), "latency", f"s3://{bucket}/big",
+                   "--reads", str(args.reads), "--size", str(args.read_kb << 10),
+                   "--concurrency", str(args.concurrency)]
+            if not hedge:
+                cmd.append("--no-hedge")
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+            rows["hedged" if hedge else "plain"] = json.loads(out.strip().splitlines()[-1])
+    print(f"\nhedging: {args.reads} random {args.read_kb} KiB reads, {args.concurrency} at a "
+          "time, through the fault proxy (+500 ms on 1% of first bytes)")
+    print(f"  {'':<10} {'p50 ms':>8} {'p99 ms':>8} {'p99.9 ms':>9} {'p99.9/p50':>10} "
+          f"{'extra req':>10}")
+    for name, r in rows.items():
+        print(f"  {name:<10} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['p999_ms']:>9.1f} "
+              f"{r['p999_ms'] / r['p50_ms']:>9.1f}x {100 * r['extra']:>9.1f}%")
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--build", default=str(ROOT / "build"))
+    p.add_argument("--mb", type=int, default=200)
+    p.add_argument("--objects", type=int, default=50)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--images", type=int, default=2000)
+    p.add_argument("--reads", type=int, default=3000)
+    # Small reads, few at a time: the proxy (Python) must not be the bottleneck, or its
+    # queueing hides the tail the hedges are for.
+    p.add_argument("--read-kb", type=int, default=64)
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--only", default="throughput,images,hedging")
+    p.add_argument("--out", default=str(ROOT / "bench" / "out" / "s3"))
+    args = p.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    parts = set(args.only.split(","))
+    results = {}
+    with S3Server() as server, tempfile.TemporaryDirectory() as workdir:
+        if "throughput" in parts:
+            results["throughput"] = throughput(args, build, server, workdir)
+        if "images" in parts:
+            results["images"] = images(args, build, server, workdir)
+        if "hedging" in parts:
+            results["hedging"] = hedging(args, build, server)
+    print("\n/usr/bin/python3 bench/s3/run.py " + " ".join(sys.argv[1:]))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

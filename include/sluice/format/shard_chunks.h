@@ -1,0 +1,74 @@
+// Chunks of a shard: runs of consecutive index frames that are fetched and decoded as one
+// unit. They are what the chunk-aware order permutes and what the pipeline's decoded-chunk
+// cache holds (docs/order.md, "Chunks"), so that a shuffled read decodes each frame once
+// per window instead of once per record. The table is cut from the shard's index at open
+// (a pure function of the index), so every reader of a snapshot sees the same chunks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/format/shard_index.h"
+
+namespace sluice::format {
+
+// Decoded bytes a chunk holds at most, unless one frame alone is larger (it is then a chunk
+// of its own): sluice's zstd frames are ~1 MiB, so they are one chunk each; an uncompressed
+// shard (one frame per record) gets runs of records of up to 1 MiB; a gzip shard (one frame,
+// the whole file: deflate has no restart points) is one chunk. Part of the order's
+// definition: changing it changes every chunk-mode order.
+inline constexpr uint64_t kChunkTargetBytes = uint64_t{1} << 20;
+
+struct ShardChunk {
+  uint64_t first_record = 0;   // index in the shard of the chunk's first record
+  uint64_t records = 0;        // >= 1: frames without records belong to no chunk
+  uint64_t file_offset = 0;    // the bytes to fetch: [file_offset, file_offset + file_bytes)
+  uint64_t file_bytes = 0;     //   of the shard file (its frames are contiguous there)
+  uint64_t decoded_bytes = 0;  // what it takes once decoded (sum of its frames' sizes)
+  uint32_t first_frame = 0;    // its index frames: [first_frame, first_frame + frames)
+  uint32_t frames = 0;
+};
+
+// A chunk's bytes once decoded, and where each of its frames and records starts in them.
+struct DecodedChunk {
+  std::string bytes;
+  // Compressed codecs: decoded offset of frame first_frame + i. Empty for codec none, whose
+  // decoded bytes are the file bytes (a record's offset follows from its file offset).
+  std::vector<uint64_t> frame_starts;
+  // ShardReader::DecodeChunk checks every record of the chunk as it decodes it (header,
+  // length against the index, payload CRC) and keeps, for record first_record + j, the
+  // offset of its framed bytes here, or kRecordFailedCheck; a later read of a checked record
+  // is then a lookup. Empty: not checked (each read locates and checks its record).
+  std::vector<uint32_t> record_offsets;
+  uint64_t memory_bytes() const {
+    return bytes.capacity() + frame_starts.capacity() * sizeof(uint64_t) +
+           record_offsets.capacity() * sizeof(uint32_t);
+  }
+};
+inline constexpr uint32_t kRecordFailedCheck = UINT32_MAX;
+
+// Cuts a shard's index into chunks, fed the index's records in order with their frames.
+// Rule (docs/order.md, "Chunks"): a record in the same frame as the previous one joins its
+// chunk; a record in the next frame joins it too when that frame starts where the chunk ends
+// in the file and the chunk's decoded bytes stay within `target_bytes`; otherwise the record
+// starts a new chunk with its frame.
+class ChunkTableBuilder {
+ public:
+  explicit ChunkTableBuilder(uint64_t target_bytes = kChunkTargetBytes)
+      : target_bytes_(target_bytes) {}
+  // Record `i` (0, 1, ... in order) lies in frame `frame_index`, described by `frame`.
+  void AddRecord(uint64_t i, uint64_t frame_index, const IndexFrame& frame);
+  std::vector<ShardChunk> Finish() { return std::move(chunks_); }
+
+ private:
+  const uint64_t target_bytes_;
+  std::vector<ShardChunk> chunks_;
+  uint64_t last_frame_ = 0;
+};
+
+// The chunk table of a whole in-memory index (the same rule).
+std::vector<ShardChunk> ChunkTableOf(const ShardIndex& index,
+                                     uint64_t target_bytes = kChunkTargetBytes);
+
+}  // namespace sluice::format

@@ -1,0 +1,58 @@
+// Hedged requests ("The Tail at Scale", Dean & Barroso 2013): a read whose first byte has not
+// arrived by the running p95 of recent first-byte latencies is sent a second time; the first
+// to answer wins and the other is cancelled. A token budget keeps the duplicates under a
+// fixed share of the reads. Pure and single-threaded (the HTTP engine's thread owns it), so
+// tests drive it with made-up latencies.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace sluice::io {
+
+class HedgePolicy {
+ public:
+  struct Options {
+    bool enabled = true;  // Default: true
+    // Hedge when the first byte is later than this quantile of recent first-byte latencies.
+    double quantile = 0.95;  // Default: p95
+    // Duplicates never exceed this share of hedgeable requests (plus `burst`).
+    double max_extra_fraction = 0.05;  // Default: 5%
+    double burst = 2;                  // Default: 2 duplicates may be saved up
+    // No hedging until this many latencies were seen (a p95 of ten samples is noise).
+    size_t min_samples = 40;  // Default: 40
+    size_t window = 1000;     // Default: the latest 1000 first-byte latencies
+    // Never hedge sooner than this (a p95 of 1 ms on loopback would duplicate on scheduling
+    // noise). Default: 2 ms.
+    std::chrono::microseconds min_delay{2000};
+  };
+
+  HedgePolicy() : HedgePolicy(Options()) {}
+  explicit HedgePolicy(Options options);
+
+  // A hedgeable request started: earns max_extra_fraction of a duplicate.
+  void OnRequest();
+  // The time from sending a request to its first response byte.
+  void RecordFirstByte(std::chrono::microseconds latency);
+  // How long to wait for a first byte before duplicating; nullopt while disabled or before
+  // min_samples latencies.
+  std::optional<std::chrono::microseconds> Delay();
+  // Spends one duplicate from the budget; false when the budget is empty.
+  bool TryHedge();
+  // A quantile (0..1) of the recent latencies, in microseconds; 0 without samples.
+  double Quantile(double q) const;
+
+ private:
+  Options options_;
+  std::vector<int64_t> samples_;  // ring buffer of first-byte latencies (us)
+  size_t next_ = 0;               // where the next sample goes once the ring is full
+  uint64_t recorded_ = 0;         // samples ever recorded
+  uint64_t delay_at_ = 0;         // recorded_ when delay_ was computed
+  int64_t delay_us_ = 0;
+  double tokens_ = 0;
+};
+
+}  // namespace sluice::io

@@ -1,0 +1,73 @@
+// `sluice clean DIR`: deletes what interrupted writers left in a dataset directory (their
+// unpublished files, temporaries and lock), under the directory's lock, so it never touches
+// a running writer's files or the published dataset (docs/cli.md).
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "sluice/format/dataset_publisher.h"
+
+namespace sluice::cli {
+namespace {
+
+struct CleanOptions {
+  std::string dir;
+  bool break_lock = false;  // Default: a lock held on another host is respected
+  bool dry_run = false;
+};
+
+Status Clean(const CleanOptions& opts, const Location& where) {
+  std::optional<format::Manifest> published;
+  if (where.fs->Exists(io::JoinPath(where.path, format::Manifest::kFileName))) {
+    SLUICE_ASSIGN_OR_RETURN(published, format::Manifest::Load(where.fs, where.path));
+  }
+  format::WriterLockOptions lock_options;
+  lock_options.run = format::NewRunId();
+  lock_options.command = "sluice clean";
+  lock_options.break_foreign = opts.break_lock;
+  SLUICE_ASSIGN_OR_RETURN(auto lock,
+                          format::WriterLock::Acquire(where.fs, where.path, lock_options));
+  if (lock->taken_over()) {
+    fmt::print("took over the lock of {}\n", lock->taken_over()->Describe());
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      auto leftovers, format::FindLeftovers(where.fs, where.path, published ? &*published : nullptr,
+                                            lock_options.run));
+  for (const auto& l : leftovers) {
+    if (!opts.dry_run) SLUICE_RETURN_IF_ERROR(where.fs->Delete(l.path));
+    fmt::print("{} {}: {}\n", opts.dry_run ? "would remove" : "removed", l.path, l.reason);
+  }
+  fmt::print("{} file(s) {}; {}\n", leftovers.size(), opts.dry_run ? "to remove" : "removed",
+             published ? "the published dataset is untouched" : "no dataset is published here");
+  return lock->Release();
+}
+
+int RunClean(const CleanOptions& opts) {
+  auto where = Locate(opts.dir);
+  if (!where.ok()) return ReportError(where.status());
+  auto info = where->fs->Stat(where->path);
+  if (!info.ok()) return ReportError(info.status());
+  if (!info->is_directory) return ReportError(InvalidArgument(opts.dir + " is not a directory"));
+  Status s = Clean(opts, *where);
+  return s.ok() ? kExitOk : ReportError(s);
+}
+
+}  // namespace
+
+void AddCleanCommand(CLI::App* app, int* exit_code) {
+  auto opts = std::make_shared<CleanOptions>();
+  CLI::App* cmd =
+      app->add_subcommand("clean", "Remove what interrupted writers left in a dataset directory");
+  cmd->footer(
+      "Removes files named by a run that published no dataset using them, writers' "
+      "temporaries, and the lock of a writer that is gone. The published dataset and a "
+      "running writer's files are never touched (a running writer makes clean wait its turn: "
+      "it exits 1 naming the writer).");
+  cmd->add_option("DIR", opts->dir, "dataset directory")->required();
+  cmd->add_flag("--break-lock", opts->break_lock,
+                "also take over a lock held by a writer on another host (only if it is gone)");
+  cmd->add_flag("--dry-run,-n", opts->dry_run, "only list what would be removed");
+  cmd->callback([opts, exit_code] { *exit_code = RunClean(*opts); });
+}
+
+}  // namespace sluice::cli

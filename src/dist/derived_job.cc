@@ -1,0 +1,91 @@
+#include "dist/derived_job.h"
+
+#include "dist/wire.h"
+#include "sluice/dist/task_runner.h"
+
+namespace sluice::dist {
+
+Result<format::ShardWriterOptions> ShardWriterOptionsFor(const OutputShards& shards) {
+  format::ShardWriterOptions o;
+  SLUICE_ASSIGN_OR_RETURN(o.record.codec, format::ParseCodec(shards.codec));
+  o.target_shard_bytes = shards.shard_bytes;
+  o.prefix = shards.prefix;
+  return o;
+}
+
+Result<DerivedJob> StartDerivedJob(Transport* t, const std::string& input,
+                                   const std::string& output, const OutputShards& shards,
+                                   const std::string& command) {
+  DerivedJob job;
+  SLUICE_ASSIGN_OR_RETURN(job.tasks, ShardTasks(input));
+  SLUICE_ASSIGN_OR_RETURN(job.in_fs, io::FileSystemFor(input, &job.in_path));
+  std::string out_path;
+  SLUICE_ASSIGN_OR_RETURN(io::FileSystem * out_fs, io::FileSystemFor(output, &out_path));
+  JobOutputOptions o;
+  SLUICE_ASSIGN_OR_RETURN(o.shards, ShardWriterOptionsFor(shards));
+  o.overwrite = shards.overwrite;
+  o.command = command;
+  SLUICE_ASSIGN_OR_RETURN(job.out, JobOutput::Open(t, out_fs, out_path, o, &job.tasks));
+  return job;
+}
+
+TaskOutput OutputOf(const format::ShardWriter& writer) {
+  return TaskOutput{writer.manifest().shards, std::string()};
+}
+
+namespace {
+
+// Rank 0: records every rank's outputs.
+Status RecordAll(const std::vector<std::string>& all, JobOutput* out) {
+  for (const std::string& part : all) {
+    WireReader in(part);
+    uint64_t n = 0;
+    if (!in.U64(&n) || n > part.size()) return Internal("malformed task outputs");
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t task = 0;
+      std::string encoded;
+      if (!in.U64(&task) || !in.Bytes(&encoded)) return Internal("malformed task outputs");
+      SLUICE_ASSIGN_OR_RETURN(TaskOutput output, TaskOutput::Decode(encoded, "task outputs"));
+      SLUICE_RETURN_IF_ERROR(out->Record(task, std::move(output)));
+    }
+  }
+  return Status::OK();
+}
+
+// The input dataset's features and metadata (a shard or a glob has none), plus `metadata`.
+format::Manifest DerivedManifest(io::FileSystem* in_fs, const std::string& in_path,
+                                 std::map<std::string, std::string> metadata) {
+  format::Manifest m;
+  auto input = format::Manifest::Load(in_fs, in_path);
+  if (input.ok()) {
+    m.features = input->features;
+    for (const auto& [key, value] : input->metadata) {
+      // A side file of the input (its class list) is not a file of the output.
+      if (!key.ends_with("_file")) metadata.emplace(key, value);
+    }
+  }
+  m.metadata = std::move(metadata);
+  return m;
+}
+
+}  // namespace
+
+Status PublishDerived(Transport* t, DerivedJob* job, uint64_t tasks,
+                      const std::vector<std::pair<TaskId, TaskOutput>>& mine,
+                      std::map<std::string, std::string> metadata, format::Manifest* published) {
+  WireWriter w;
+  w.U64(mine.size());
+  for (const auto& [task, output] : mine) w.U64(task).Bytes(output.Encode());
+  SLUICE_ASSIGN_OR_RETURN(auto all, t->AllGather(w.Take()));
+  Status s;
+  if (t->rank() == 0) {
+    s = RecordAll(all, job->out.get());
+    if (s.ok()) {
+      s = job->out->Publish(tasks, DerivedManifest(job->in_fs, job->in_path, std::move(metadata)),
+                            published);
+    }
+  }
+  return AgreeOnStatus(t, s);
+}
+
+}  // namespace sluice::dist

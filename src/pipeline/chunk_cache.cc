@@ -1,0 +1,299 @@
+// ChunkCache (chunk_cache.h): admission along the plan, asynchronous fetches, decodes on the
+// pool, on-demand loads by readers, release at window ends, eviction under pressure.
+#include "chunk_cache.h"
+
+#include "sluice/pipeline/wait_check.h"
+
+namespace sluice::pipeline {
+namespace {
+
+// A decoded chunk charged to the pipeline's memory budget for as long as anyone holds it.
+struct ChargedChunk {
+  format::DecodedChunk chunk;
+  MemoryBudget* budget = nullptr;
+  uint64_t bytes = 0;
+  ~ChargedChunk() {
+    if (budget != nullptr) budget->Release(bytes);
+  }
+};
+
+}  // namespace
+
+ChunkCache::ChunkCache(PipelineContext* ctx, StageCounters* counters, const RecordSource* source,
+                       std::shared_ptr<const SnapshotChunks> chunks, ChunkPlan plan,
+                       Options options)
+    : ctx_(ctx),
+      counters_(counters),
+      source_(source),
+      chunks_(std::move(chunks)),
+      options_(options),
+      plan_(std::move(plan)) {
+  gate_->cache = this;
+}
+
+ChunkCache::~ChunkCache() {
+  {
+    std::lock_guard<std::mutex> g(gate_->mu);
+    gate_->cache = nullptr;  // queued decode tasks will find the gate closed
+  }
+  Stop();
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return fetching_ == 0 && decoding_now_ == 0; });
+}
+
+void ChunkCache::Stop() {
+  std::lock_guard<std::mutex> l(mu_);
+  stopping_ = true;
+  cancel_->Cancel();
+  cv_.notify_all();
+}
+
+ChunkCache::Entry& ChunkCache::EntryLocked(uint64_t chunk) {
+  auto [it, fresh] = entries_.try_emplace(chunk);
+  if (fresh) {
+    it->second.shard = chunks_->ShardOf(chunk);
+    it->second.info = chunks_->Info(chunk);
+  }
+  return it->second;
+}
+
+void ChunkCache::Pulled(uint64_t) {
+  std::lock_guard<std::mutex> l(mu_);
+  PumpLocked();
+}
+
+void ChunkCache::Delivered(uint64_t k) {
+  if (k <= next_release_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> l(mu_);
+  while (!releases_.empty() && releases_.top().last_sample < k) {
+    const uint64_t chunk = releases_.top().chunk;
+    releases_.pop();
+    auto it = entries_.find(chunk);
+    if (it == entries_.end() || it->second.holds == 0) continue;
+    if (--it->second.holds == 0) {
+      it->second.released = true;
+      EraseIfReleasedLocked(chunk);
+    }
+  }
+  next_release_.store(releases_.empty() ? UINT64_MAX : releases_.top().last_sample,
+                      std::memory_order_relaxed);
+  PumpLocked();
+}
+
+void ChunkCache::PumpLocked() {
+  if (stopping_) return;
+  while (!plan_done_) {  // admit the plan's needs while their decoded bytes fit
+    if (!next_need_) {
+      ChunkNeed need;
+      if (!plan_.Next(&need)) {
+        plan_done_ = true;
+        break;
+      }
+      next_need_ = need;
+    }
+    const ChunkNeed& n = *next_need_;
+    auto it = entries_.find(n.chunk);
+    const bool reserve = it == entries_.end() || !it->second.reserved;
+    const uint64_t bytes = n.info.decoded_bytes;
+    if (reserve && reserved_ > 0 && reserved_ + bytes > options_.capacity_bytes &&
+        !MakeRoomLocked(bytes, n.chunk, /*unheld_only=*/true)) {
+      break;
+    }
+    Entry& e = EntryLocked(n.chunk);
+    if (!e.reserved) {
+      e.reserved = true;
+      reserved_ += bytes;
+      if (e.state == State::kQueued) fetch_queue_.push_back(n.chunk);
+    }
+    ++e.holds;
+    e.released = false;
+    e.first_sample = std::min(e.first_sample, n.first_sample);
+    releases_.push(Release{n.last_sample, n.chunk});
+    next_release_.store(releases_.top().last_sample, std::memory_order_relaxed);
+    next_need_.reset();
+  }
+  while (fetching_ < options_.max_fetches && !fetch_queue_.empty()) {
+    const uint64_t chunk = fetch_queue_.front();
+    fetch_queue_.pop_front();
+    auto it = entries_.find(chunk);
+    if (it != entries_.end() && it->second.state == State::kQueued && it->second.reserved) {
+      StartFetchLocked(chunk, it->second);
+    }
+  }
+  while (decode_tasks_ < options_.max_decodes && decode_tasks_ < decode_queue_.size()) {
+    ++decode_tasks_;
+    ctx_->pool()->Submit([gate = gate_] { RunDecodeTask(gate); });
+  }
+}
+
+void ChunkCache::StartFetchLocked(uint64_t chunk, Entry& e) {
+  if (e.info.file_bytes == 0) {  // nothing to fetch (sources without bytes of their own)
+    e.state = State::kFetched;
+    decode_queue_.push_back(chunk);
+    return;
+  }
+  e.state = State::kFetching;
+  ++fetching_;
+  // ReadAsync never calls back inside the call, so holding mu_ here is fine.
+  source_->FetchChunk(
+      e.shard, e.info,
+      [this, chunk](Result<std::string> bytes) { OnFetched(chunk, std::move(bytes)); },
+      io::IoContext{nullptr, cancel_});
+}
+
+void ChunkCache::OnFetched(uint64_t chunk, Result<std::string> bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  --fetching_;
+  auto it = entries_.find(chunk);
+  if (it != entries_.end() && it->second.state == State::kFetching) {
+    Entry& e = it->second;
+    if (bytes.ok()) {
+      counters_->Add(counters_->chunk_fetched_bytes, bytes->size());
+      e.fetched = std::move(bytes).value();
+      e.state = State::kFetched;
+      decode_queue_.push_back(chunk);
+    } else {
+      e.state = State::kFailed;
+      e.error = bytes.status();
+    }
+    EraseIfReleasedLocked(chunk);
+  }
+  PumpLocked();
+  cv_.notify_all();
+}
+
+void ChunkCache::RunDecodeTask(const std::shared_ptr<Gate>& gate) {
+  std::unique_lock<std::mutex> g(gate->mu);
+  ChunkCache* cache = gate->cache;
+  if (cache == nullptr) return;
+  std::unique_lock<std::mutex> l(cache->mu_);
+  --cache->decode_tasks_;
+  uint64_t chunk = 0;
+  bool claimed = false;
+  while (!cache->stopping_ && !claimed && !cache->decode_queue_.empty()) {
+    chunk = cache->decode_queue_.front();
+    cache->decode_queue_.pop_front();
+    auto it = cache->entries_.find(chunk);
+    claimed = it != cache->entries_.end() && it->second.state == State::kFetched;
+    if (claimed) {
+      it->second.state = State::kDecoding;
+      ++cache->decoding_now_;  // under the gate: the destructor now waits for this decode
+    }
+  }
+  g.unlock();
+  if (claimed) cache->DecodeClaimedLocked(chunk, &l);
+  cache->PumpLocked();
+  cache->cv_.notify_all();
+}
+
+void ChunkCache::DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex>* lock) {
+  Entry& e = entries_.at(chunk);  // a decoding entry is never erased; references stay valid
+  std::string fetched = std::move(e.fetched);
+  const uint32_t shard = e.shard;
+  const format::ShardChunk info = e.info;
+  lock->unlock();
+  auto charged = std::make_shared<ChargedChunk>();
+  Status s = source_->DecodeChunk(shard, info, std::move(fetched), &charged->chunk);
+  charged->bytes = charged->chunk.memory_bytes();
+  charged->budget = ctx_->budget();
+  ctx_->budget()->Charge(charged->bytes);
+  counters_->Add(counters_->chunk_decodes, 1);
+  lock->lock();
+  --decoding_now_;
+  if (s.ok()) {
+    e.state = State::kReady;
+    e.data = Handle(charged, &charged->chunk);
+  } else {
+    e.state = State::kFailed;
+    e.error = s;
+  }
+  cv_.notify_all();
+  EraseIfReleasedLocked(chunk);
+}
+
+Result<ChunkCache::Handle> ChunkCache::Get(uint64_t chunk) {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    if (stopping_) return Cancelled("read: iterator cancelled");
+    Entry& e = EntryLocked(chunk);
+    if (!e.reserved && (e.state == State::kQueued || e.state == State::kReady)) {
+      MakeRoomLocked(e.info.decoded_bytes, chunk, /*unheld_only=*/false);
+      e.reserved = true;  // admitted even when nothing could be evicted: progress
+      reserved_ += e.info.decoded_bytes;
+      counters_->Add(counters_->chunk_loads_on_demand, 1);
+    }
+    switch (e.state) {
+      case State::kReady:
+      case State::kFailed: {
+        Result<Handle> out = e.state == State::kReady ? Result<Handle>(e.data) : e.error;
+        EraseIfReleasedLocked(chunk);
+        return out;
+      }
+      case State::kQueued:
+        StartFetchLocked(chunk, e);
+        break;
+      case State::kFetched:
+        e.state = State::kDecoding;  // claimed here; a decode task finding it skips it
+        ++decoding_now_;
+        ++e.waiters;
+        DecodeClaimedLocked(chunk, &l);
+        --e.waiters;
+        break;
+      case State::kFetching:
+      case State::kDecoding: {
+        // On the consumer's thread the wait wakes for its check (Ctrl-C in Python): a fetch
+        // held up by the network must not make next(it) uninterruptible.
+        ++e.waiters;
+        Status interrupted = WaitWithCheck(cv_, l);
+        --e.waiters;
+        if (!interrupted.ok()) return interrupted;
+        break;
+      }
+    }
+  }
+}
+
+void ChunkCache::EraseIfReleasedLocked(uint64_t chunk) {
+  auto it = entries_.find(chunk);
+  if (it == entries_.end()) return;
+  const Entry& e = it->second;
+  if (!e.released || e.holds > 0 || e.waiters > 0 || e.state == State::kFetching ||
+      e.state == State::kDecoding) {
+    return;
+  }
+  if (e.reserved) reserved_ -= e.info.decoded_bytes;
+  entries_.erase(it);
+}
+
+bool ChunkCache::MakeRoomLocked(uint64_t bytes, uint64_t keep, bool unheld_only) {
+  while (reserved_ + bytes > options_.capacity_bytes) {
+    auto victim = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      const Entry& e = it->second;
+      const bool idle =
+          e.state == State::kReady || e.state == State::kQueued || e.state == State::kFailed;
+      if (it->first == keep || !e.reserved || !idle || e.waiters > 0) continue;
+      if (unheld_only && e.holds > 0) continue;
+      if (victim == entries_.end() ||
+          std::pair(e.holds == 0, e.first_sample) >
+              std::pair(victim->second.holds == 0, victim->second.first_sample)) {
+        victim = it;
+      }
+    }
+    if (victim == entries_.end()) return false;
+    Entry& v = victim->second;
+    reserved_ -= v.info.decoded_bytes;
+    counters_->Add(counters_->chunk_evictions, 1);
+    if (v.holds == 0) {
+      entries_.erase(victim);
+      continue;
+    }
+    v.reserved = false;  // held: loaded again on demand
+    v.data.reset();
+    v.error = Status::OK();
+    v.state = State::kQueued;
+  }
+  return true;
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,124 @@
+// ChunkOrder: chunks permuted, the record stream cut into lanes, lanes into windows of
+// chunks, records permuted within a window (docs/order.md, "Chunks mode").
+#include "sluice/pipeline/chunk_order.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "order_keys.h"
+
+namespace sluice::pipeline {
+
+ChunkOrder::ChunkOrder(std::shared_ptr<const std::vector<uint64_t>> chunk_starts, uint64_t seed,
+                       uint64_t epoch, uint32_t lanes, uint64_t lane_window)
+    : chunk_starts_(std::move(chunk_starts)),
+      lanes_(std::max<uint32_t>(lanes, 1)),
+      lane_window_(std::max<uint64_t>(lane_window, 1)),
+      window_key_(EpochKey(kLaneWindowTag, seed, epoch)) {
+  const std::vector<uint64_t>& starts = *chunk_starts_;
+  const uint64_t chunks = starts.empty() ? 0 : starts.size() - 1;
+  total_ = starts.empty() ? 0 : starts.back();
+  const Permutation perm(chunks, EpochKey(kChunksTag, seed, epoch));
+  slot_chunk_.resize(chunks);
+  slot_starts_.resize(chunks + 1, 0);
+  for (uint64_t j = 0; j < chunks; ++j) {
+    const uint64_t c = perm.Apply(j);
+    slot_chunk_[j] = static_cast<uint32_t>(c);
+    slot_starts_[j + 1] = slot_starts_[j] + (starts[c + 1] - starts[c]);
+  }
+  lane_slot_.resize(lanes_, 0);
+  lane_end_slot_.resize(lanes_, 0);
+  for (uint32_t l = 0; l < lanes_; ++l) {
+    const uint64_t n = LaneLength(l);
+    if (n == 0) continue;
+    lane_slot_[l] = SlotOf(LaneBegin(l), 0, chunks);
+    lane_end_slot_[l] = SlotOf(LaneBegin(l) + n - 1, lane_slot_[l], chunks) + 1;
+  }
+}
+
+uint64_t ChunkOrder::SlotOf(uint64_t t, uint64_t first, uint64_t last) const {
+  auto it = std::upper_bound(slot_starts_.begin() + first, slot_starts_.begin() + last, t);
+  return static_cast<uint64_t>(it - slot_starts_.begin()) - 1;
+}
+
+uint64_t ChunkOrder::LaneBegin(uint32_t lane) const {
+  const uint64_t base = total_ / lanes_;
+  return lane * base + std::min<uint64_t>(lane, total_ % lanes_);
+}
+
+uint64_t ChunkOrder::LaneLength(uint32_t lane) const {
+  return total_ / lanes_ + (lane < total_ % lanes_ ? 1 : 0);
+}
+
+uint64_t ChunkOrder::WindowsInLane(uint32_t lane) const {
+  const uint64_t pieces = lane_end_slot_[lane] - lane_slot_[lane];  // 0 for an empty lane
+  return (pieces + lane_window_ - 1) / lane_window_;
+}
+
+ChunkOrder::Window ChunkOrder::LaneWindow(uint32_t lane, uint64_t index) const {
+  const uint64_t begin = LaneBegin(lane);
+  const uint64_t end = begin + LaneLength(lane);
+  Window w;
+  w.lane = lane;
+  w.index = index;
+  w.first_slot = lane_slot_[lane] + index * lane_window_;
+  w.end_slot = std::min(w.first_slot + lane_window_, lane_end_slot_[lane]);
+  w.first = std::max(slot_starts_[w.first_slot], begin) - begin;
+  w.end = std::min(slot_starts_[w.end_slot], end) - begin;
+  return w;
+}
+
+ChunkOrder::Window ChunkOrder::WindowAt(uint64_t position) const {
+  const uint32_t lane = static_cast<uint32_t>(position % lanes_);
+  const uint64_t q = position / lanes_;
+  const uint64_t slot = SlotOf(LaneBegin(lane) + q, lane_slot_[lane], chunks());
+  return LaneWindow(lane, (slot - lane_slot_[lane]) / lane_window_);
+}
+
+ChunkOrder::Place ChunkOrder::At(uint64_t position) const {
+  assert(position < total_);
+  const Window w = WindowAt(position);
+  const uint64_t q = position / lanes_;
+  const Permutation in_window(w.end - w.first,
+                              CombineKey(CombineKey(window_key_, w.lane), w.index));
+  const uint64_t t = LaneBegin(w.lane) + w.first + in_window.Apply(q - w.first);
+  const uint64_t slot = SlotOf(t, w.first_slot, w.end_slot);
+  const uint64_t chunk = slot_chunk_[slot];
+  return Place{(*chunk_starts_)[chunk] + (t - slot_starts_[slot]), chunk};
+}
+
+}  // namespace sluice::pipeline
+
+namespace sluice::pipeline {
+
+uint32_t DefaultLanes(uint64_t chunks, uint64_t cache_chunks) {
+  static constexpr uint32_t kCandidates[] = {1, 2, 4, 8, 24, 48, 240, 960, 3840};
+  uint32_t lanes = 1;
+  for (uint32_t l : kCandidates) {
+    if (l <= std::max<uint64_t>(1, chunks / 10) && (l == 1 || l + 1 <= cache_chunks)) lanes = l;
+  }
+  return lanes;
+}
+
+ChunkWindow ResolveChunkWindow(uint64_t chunks, uint64_t decoded_bytes, uint64_t capacity_bytes,
+                               const ChunkWindowOptions& request) {
+  const uint64_t mean = chunks == 0 ? 0 : (decoded_bytes + chunks - 1) / chunks;
+  const uint64_t cache_chunks =
+      mean == 0 ? UINT64_MAX : std::max<uint64_t>(1, capacity_bytes / mean);
+  ChunkWindow w;
+  w.lanes = request.lanes > 0 ? request.lanes : DefaultLanes(chunks, cache_chunks);
+  const uint64_t lanes = w.lanes;
+  uint64_t k = 0;
+  if (request.window_chunks > 0) {
+    k = (request.window_chunks + lanes - 1) / lanes;
+  } else if (request.window_bytes > 0) {
+    const uint64_t total = mean == 0 ? chunks : (request.window_bytes + mean - 1) / mean;
+    k = (total + lanes - 1) / lanes;
+  } else {
+    k = cache_chunks == UINT64_MAX ? chunks : cache_chunks / (lanes + 1);
+  }
+  w.lane_window = std::clamp<uint64_t>(k, 1, std::max<uint64_t>(chunks, 1));
+  return w;
+}
+
+}  // namespace sluice::pipeline

@@ -1,0 +1,71 @@
+"""The default shuffle (chunks mode) and the exactly-once sharding from Python: every record
+once per epoch on zstd, gzip and uncompressed shards, a new order per epoch, the chunk
+window and lanes options, remainder="exact" for evaluation, and a state of another dataset
+with the same record counts refused with both named (docs/order.md)."""
+import pytest
+
+import sluice
+
+COUNTS = [300, 0, 257, 130]
+
+
+def write(tmp_path, codec, prefix=b""):
+    paths, next_id = [], 0
+    for s, n in enumerate(COUNTS):
+        path = tmp_path / f"part-{s}.tfrecord"
+        sluice.write_records(str(path), (prefix + b"%d" % (next_id + i) for i in range(n)),
+                             codec=codec, zstd_frame_bytes=512)
+        next_id += n
+        paths.append(str(path))
+    return paths
+
+
+def ids(ds):
+    out = []
+    for batch in ds:
+        out += [int(r.lstrip(b"x")) for r in batch["record"]]
+    return out
+
+
+@pytest.mark.parametrize("codec", ["zstd", "gzip", "none"])
+def test_default_shuffle_misses_or_repeats_a_record_or_keeps_the_order(tmp_path, codec):
+    # 512-byte chunks (gzip: one per shard, deflate cannot restart), a window of 2 of them.
+    ds = sluice.read(write(tmp_path, codec), chunk_bytes=512).shuffle(
+        seed=3, window_chunks=2, lanes=1).batch(16)
+    assert ds.num_chunks >= (3 if codec == "gzip" else 20)
+    first, second = ids(ds.iterator(epoch=0)), ids(ds.iterator(epoch=1))
+    assert sorted(first) == sorted(second) == list(range(sum(COUNTS)))
+    assert first != sorted(first) and first != second
+
+
+def test_exact_remainder_drops_or_repeats_a_sample(tmp_path):
+    ds = sluice.read(write(tmp_path, "zstd")).shuffle(seed=1)
+    world = 4  # 687 records: ranks 0-2 take 172, rank 3 takes 171
+    seen = [ids(ds.shard(rank, world, remainder="exact").batch(50)) for rank in range(world)]
+    assert [len(s) for s in seen] == [172, 172, 172, 171]
+    assert sorted(sum(seen, [])) == list(range(sum(COUNTS)))
+    assert [len(ds.shard(r, world, remainder="exact")) for r in range(world)] == [172, 172, 172, 171]
+    with pytest.raises(sluice.InvalidArgumentError, match="'drop', 'pad' or 'exact'"):
+        ds.shard(0, 2, remainder="even")
+
+
+def test_state_of_another_dataset_with_equal_counts_restores(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = sluice.read(write(tmp_path / "a", "zstd")).shuffle(seed=2).batch(8)
+    b = sluice.read(write(tmp_path / "b", "zstd", prefix=b"x")).shuffle(seed=2).batch(8)
+    assert a.shard_records == b.shard_records
+    it = a.iterator()
+    next(it)
+    with pytest.raises(sluice.Error, match="another dataset snapshot") as e:
+        b.iterator(state=it.state())
+    assert f"under {tmp_path / 'a'} " in str(e.value) and f"under {tmp_path / 'b'} " in str(e.value)
+
+
+def test_chunk_stats_count_one_decode_per_chunk_and_window(tmp_path):
+    ds = sluice.read(write(tmp_path, "zstd")).shuffle(seed=5, lanes=1)  # one window: all
+    it = ds.batch(32).iterator()
+    assert len(ids(it)) == sum(COUNTS)
+    read = it.stats()["stages"][0]
+    assert read["chunk_decodes"] == ds.num_chunks
+    assert read["chunk_evictions"] == 0
