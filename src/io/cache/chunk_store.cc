@@ -22,9 +22,6 @@ namespace {
 
 constexpr int64_t kStaleTempNs = int64_t{24} * 3600 * 1000000000;
 constexpr std::string_view kTempMarker = ".tmp-";
-// Chunk files kept open per store: their disk blocks stay allocated after another process
-// evicts them until the next read here notices (at most this many chunks beyond the capacity).
-constexpr size_t kOpenChunks = 16;
 
 class Fd {
  public:
@@ -143,62 +140,24 @@ Status ChunkStore::Publish(const StagedChunk& staged) const {
 
 void ChunkStore::Discard(const StagedChunk& staged) const { ::unlink(staged.temp_path.c_str()); }
 
-struct ChunkStore::OpenChunk {
-  OpenChunk(int fd, std::string path) : fd(fd), path(std::move(path)) {}
-  ~OpenChunk() { ::close(fd); }
-  int fd;
-  std::string path;
-  ChunkHeader header;
-};
-
-Result<std::shared_ptr<const ChunkStore::OpenChunk>> ChunkStore::Open(const ChunkId& id,
-                                                                      std::string_view key,
-                                                                      uint64_t length) const {
-  {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    for (auto it = open_.begin(); it != open_.end(); ++it) {
-      if (it->first != id) continue;
-      std::shared_ptr<const OpenChunk> f = it->second;
-      struct stat st;
-      // Still the published file (not evicted or replaced since it was opened)?
-      if (f->header.key == key && f->header.length == length && ::fstat(f->fd, &st) == 0 &&
-          st.st_nlink > 0) {
-        open_.splice(open_.begin(), open_, it);
-        return f;
-      }
-      open_.erase(it);
-      break;
-    }
-  }
+Result<std::string> ChunkStore::Read(const ChunkId& id, std::string_view key, uint64_t length,
+                                     uint64_t begin, uint64_t n) const {
   const std::string path = PathOf(id);
-  int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (raw < 0) return ErrnoStatus("open", path, errno);
-  auto f = std::make_shared<OpenChunk>(raw, path);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("open", path, errno);
   struct stat st;
-  if (::fstat(f->fd, &st) != 0) return ErrnoStatus("stat", path, errno);
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus("stat", path, errno);
   const uint64_t header_bytes = ChunkHeaderBytes(key.size(), length);
   if (static_cast<uint64_t>(st.st_size) != header_bytes + length) {
     return DataLoss(path + ": damaged cache file: " + std::to_string(st.st_size) +
                     " bytes, expected " + std::to_string(header_bytes + length));
   }
-  std::string head(header_bytes, '\0');
-  SLUICE_ASSIGN_OR_RETURN(size_t got, PreadFull(f->fd, head.data(), header_bytes, 0, path));
-  head.resize(got);
-  SLUICE_ASSIGN_OR_RETURN(f->header, DecodeChunkHeader(head, key, length, path));
-  std::lock_guard<std::mutex> lock(open_mu_);
-  open_.emplace_front(id, f);
-  if (open_.size() > kOpenChunks) open_.pop_back();
-  return std::shared_ptr<const OpenChunk>(std::move(f));
-}
-
-void ChunkStore::Forget(const ChunkId& id) const {
-  std::lock_guard<std::mutex> lock(open_mu_);
-  open_.remove_if([&](const auto& entry) { return entry.first == id; });
-}
-
-Result<std::string> ChunkStore::Read(const ChunkId& id, std::string_view key, uint64_t length,
-                                     uint64_t begin, uint64_t n) const {
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<const OpenChunk> f, Open(id, key, length));
+  std::string header_bytes_read(header_bytes, '\0');
+  SLUICE_ASSIGN_OR_RETURN(size_t got,
+                          PreadFull(fd.get(), header_bytes_read.data(), header_bytes, 0, path));
+  header_bytes_read.resize(got);
+  SLUICE_ASSIGN_OR_RETURN(ChunkHeader header,
+                          DecodeChunkHeader(header_bytes_read, key, length, path));
   if (begin > length) begin = length;
   if (n > length - begin) n = length - begin;
   const uint64_t first_page = begin / kChunkPageBytes;
@@ -206,15 +165,10 @@ Result<std::string> ChunkStore::Read(const ChunkId& id, std::string_view key, ui
   const uint64_t page_end =
       std::min(length, (begin + n + kChunkPageBytes - 1) / kChunkPageBytes * kChunkPageBytes);
   std::string pages(page_end - page_begin, '\0');
-  SLUICE_ASSIGN_OR_RETURN(size_t got, PreadFull(f->fd, pages.data(), pages.size(),
-                                                f->header.header_bytes + page_begin, f->path));
-  Status checked = got == pages.size()
-                       ? VerifyChunkPages(f->header, first_page, pages, f->path)
-                       : DataLoss(f->path + ": damaged cache file: truncated");
-  if (!checked.ok()) {
-    Forget(id);
-    return checked;
-  }
+  SLUICE_ASSIGN_OR_RETURN(
+      got, PreadFull(fd.get(), pages.data(), pages.size(), header_bytes + page_begin, path));
+  if (got != pages.size()) return DataLoss(path + ": damaged cache file: truncated");
+  SLUICE_RETURN_IF_ERROR(VerifyChunkPages(header, first_page, pages, path));
   if (page_begin == begin && pages.size() == n) return pages;
   return pages.substr(begin - page_begin, n);
 }
@@ -227,7 +181,6 @@ Result<uint64_t> ChunkStore::FileBytes(const ChunkId& id) const {
 }
 
 Result<uint64_t> ChunkStore::Delete(const ChunkId& id) const {
-  Forget(id);
   const std::string path = PathOf(id);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {

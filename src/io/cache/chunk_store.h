@@ -1,18 +1,14 @@
 // ChunkStore: the cache's page store. It only moves bytes between memory and chunk files in
 // one directory (docs/cache.md, "Directory layout"): write a complete file under a temporary
-// name, rename it into place, read a verified range, delete, scan. It knows nothing of
-// capacity, locks or policies (the coordinator does); its only state is a few chunk files kept
-// open with their checked headers, so that reads of a hot chunk skip the open and the header.
-// Every method is safe to call from many threads and processes at once.
+// name, rename it into place, read a verified range, delete, scan. It keeps no state besides
+// the directory's path, knows nothing of capacity, locks or policies (the coordinator does),
+// and every method is safe to call from many threads and processes at once.
 #pragma once
 
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <functional>
-#include <list>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,18 +74,8 @@ class ChunkStore {
   Status ForEachFile(const std::function<void(std::string_view, const std::string&,
                                               const struct stat&)>& visit) const;
 
-  // A chunk file kept open with its checked header. Chunk files never change once published,
-  // so a handle stays right until the file is unlinked (evicted, dropped, replaced).
-  struct OpenChunk;
-  Result<std::shared_ptr<const OpenChunk>> Open(const ChunkId& id, std::string_view key,
-                                                uint64_t length) const;
-  void Forget(const ChunkId& id) const;
-
   std::string dir_;
   ChunkStoreOptions options_;
-  mutable std::mutex open_mu_;
-  // Most recently used first, at most kOpenChunks; guarded by open_mu_.
-  mutable std::list<std::pair<ChunkId, std::shared_ptr<const OpenChunk>>> open_;
 };
 
 }  // namespace sluice::io::cache

@@ -7,15 +7,9 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "chunk_store.h"
 #include "sluice/base/thread_pool.h"
@@ -24,32 +18,18 @@ namespace sluice::io::cache {
 
 class TimeBoundChunkStore {
  public:
-  using ReadDone = std::function<void(Result<std::string>)>;
-  // `timeout_seconds` <= 0: no deadline.
+  // `timeout_seconds` <= 0: no deadline (operations run on the caller's thread).
   TimeBoundChunkStore(const ChunkStore* store, double timeout_seconds, uint32_t threads);
-  // Waits for operations still running (stuck ones included: see the class comment).
-  ~TimeBoundChunkStore();
-
-  // Runs the read on the wrapper's threads; `done` runs exactly once, on one of them, or on
-  // the watchdog's thread with an IoError when the deadline passes first.
-  void ReadAsync(const ChunkId& id, std::string key, uint64_t length, uint64_t begin, uint64_t n,
-                 ReadDone done) const;
-  Result<std::string> Read(const ChunkId& id, std::string_view key, uint64_t length,
-                           uint64_t begin, uint64_t n) const;
+  Result<std::string> Read(const ChunkId& id, std::string_view key, uint64_t length, uint64_t begin,
+                           uint64_t n) const;
   Result<StagedChunk> Stage(const ChunkId& id, std::string_view key,
                             std::shared_ptr<const std::string> payload) const;
   uint64_t timeouts() const { return timeouts_.load(); }
 
  private:
-  using Clock = std::chrono::steady_clock;
-  struct Op;
-  // Runs `work` on the pool and, if the deadline passes first, `late` on the watchdog's
-  // thread. `work` calls Claim() when done: true when it was in time (it reports its result),
-  // false when `late` already reported (it drops its result).
-  void Run(std::function<void(const std::shared_ptr<Op>&)> work,
-           std::function<void(const std::shared_ptr<Op>&)> late) const;
-  bool Claim(const std::shared_ptr<Op>& op) const;
-  void WatchLoop();
+  template <typename T>
+  Result<T> Bounded(std::string what, std::function<Result<T>()> op,
+                    std::function<void(Result<T>&)> abandon) const;
 
   const ChunkStore* store_;
   const double timeout_seconds_;
@@ -57,12 +37,6 @@ class TimeBoundChunkStore {
   std::unique_ptr<ThreadPool> pool_;
   mutable std::atomic<uint32_t> stuck_{0};  // operations past their deadline, still running
   mutable std::atomic<uint64_t> timeouts_{0};
-
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  mutable std::multimap<Clock::time_point, std::shared_ptr<Op>> deadlines_;  // guarded by mu_
-  bool stopping_ = false;                                                   // guarded by mu_
-  std::thread watchdog_;
 };
 
 }  // namespace sluice::io::cache
