@@ -89,6 +89,7 @@ void FuturePolicy::SetPlan(const std::vector<PlannedUse>& plan) {
     uses_[plan_[i].id].at.push_back(i);
   }
   now_ = 0;
+  unplanned_reads_.clear();
   Rebuild();
 }
 
@@ -110,7 +111,10 @@ const uint64_t* FuturePolicy::FirstComing(const Uses& uses) const {
 
 bool FuturePolicy::Protected(const ChunkId& id) const {
   auto it = uses_.find(id);
-  if (it == uses_.end()) return false;
+  if (it == uses_.end()) {
+    auto read = unplanned_reads_.find(id);
+    return read != unplanned_reads_.end() && read->second + options_.lag_windows >= now_;
+  }
   const uint64_t* next = FirstComing(it->second);
   return next != nullptr && *next < WindowStart(now_ + 1);
 }
@@ -158,6 +162,7 @@ void FuturePolicy::OnGet(const ChunkId& id) {
   auto cached = last_access_.find(id);
   if (cached != last_access_.end()) cached->second = tick_;
   auto it = uses_.find(id);
+  if (it == uses_.end() && has_plan()) unplanned_reads_[id] = now_;
   if (it != uses_.end()) {
     if (const uint64_t* use = FirstComing(it->second)) {
       // This read consumes that use; "now" moves to its window.
@@ -185,6 +190,7 @@ void FuturePolicy::OnDelete(const ChunkId& id) {
     key_of_.erase(k);
   }
   last_access_.erase(id);
+  unplanned_reads_.erase(id);
 }
 
 std::optional<ChunkId> FuturePolicy::PickVictim(const ChunkId& incoming) {

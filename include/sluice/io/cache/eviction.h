@@ -89,7 +89,13 @@ struct FuturePolicyOptions {
 // windows (the current one and `lag_windows` before it). A chunk not needed again by the plan
 // goes first (least recently used first among those); without a plan this is LRU. `incoming`
 // itself is a candidate: a chunk needed later than every cached one is not stored (MIN with
-// bypass), and a chunk the plan never needs does not displace one it does.
+// bypass), and a chunk whose planned uses are over does not displace one still needed.
+//
+// Chunks the plan never names (a shard's index, read piece by piece all epoch long, headers)
+// are not "never needed": while one is read in the protected windows it is protected like a
+// chunk of the current window (so it is stored, and kept, at the expense of the chunk needed
+// farthest away); once no read touched it for `lag_windows` windows it goes first. A new plan
+// (an epoch start) forgets these reads.
 //
 // Each read of a chunk consumes its earliest planned use still to come (uses in windows older
 // than the protected ones count as gone: a restore or a reader that skipped them). "Now" is
@@ -141,6 +147,8 @@ class FuturePolicy final : public EvictionPolicy {
   uint64_t now_ = 0;  // renumbered window
   uint64_t tick_ = 0;
   std::unordered_map<ChunkId, uint64_t, ChunkIdHash> last_access_;  // cached ids -> tick
+  // Ids the plan does not name -> the window ("now") of their last read under this plan.
+  std::unordered_map<ChunkId, uint64_t, ChunkIdHash> unplanned_reads_;
   std::set<Key> evictable_;  // cached, not protected; the victim is the largest
   std::unordered_map<ChunkId, Key, ChunkIdHash> key_of_;  // cached, not protected
 };
