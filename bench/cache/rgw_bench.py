@@ -136,8 +136,9 @@ def speed(args, pipeline, local, remote, stored, workdir):
             n, sec, _, cpu = run_epoch(pipeline(local), epoch)
             note(LOCAL, n, sec, cpu)
         if rep == 0:  # ~10x slower than the others: once
-            n, sec, _, cpu = run_epoch(pipeline(remote, cache=False), 0)
+            n, sec, it0, cpu = run_epoch(pipeline(remote, cache=False), 0)
             note(NOCACHE, n, sec, cpu)
+            nocache_network = it0.stats()["network"]
         # The default read: cache on for s3://, default directory (XDG_CACHE_HOME) and size.
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(dir=workdir, prefix=f"xdg{rep}-")
         ds = pipeline(remote)
@@ -145,7 +146,8 @@ def speed(args, pipeline, local, remote, stored, workdir):
         note(COLD, n, sec, cpu)
         n, sec, it2, cpu = run_epoch(ds, 1)
         note(WARM, n, sec, cpu)
-        detail = {"e1": {"cache": it1.stats()["cache"], "network": it1.stats()["network"]},
+        detail = {"nocache": {"network": nocache_network},
+                  "e1": {"cache": it1.stats()["cache"], "network": it1.stats()["network"]},
                   "e2": {"cache": it2.stats()["cache"], "network": it2.stats()["network"]}}
     table = []
     for name, (rate, cpu) in best.items():
@@ -165,6 +167,9 @@ def print_speed(title, r):
         print(f"| {row['read']} | {row['records_per_s']:,.0f} | {row['mb_per_s']:.1f} | "
               f"{row['vs_local']:.2f}x | {row['cpu_seconds']:.2f} | {row['cpu_vs_local']:.2f}x |")
     e1, e2 = r["last_run"]["e1"], r["last_run"]["e2"]
+    net = r["last_run"]["nocache"]["network"] or {}
+    print(f"  cache=False: from RGW {net.get('bytes_received', 0) / 1e6:.1f} MB in "
+          f"{net.get('requests', 0)} requests")
     for name, e in (("e1", e1), ("e2", e2)):
         c, net = e["cache"], e["network"] or {}
         print(f"  {name}: hit rate {100 * c['hit_rate']:.1f}%, fetched "
