@@ -244,8 +244,11 @@ def main():
         convert(build, env, "jsonl", work / "docs.jsonl",
                 [str(work / "text"), f"s3://{bucket}/text"])
         stored = stored_bytes(work / "text")
-        print(f"records dataset: {records:,} paragraphs, {stored / 1e6:.1f} MB of zstd shards, "
-              f"uploaded in {time.perf_counter() - t:.0f} s")
+        index = sum(p.stat().st_size for p in (work / "text").glob("*.idx"))
+        print(f"records dataset: {records:,} paragraphs, {stored / 1e6:.1f} MB of zstd shards "
+              f"+ {index / 1e6:.1f} MB of indexes, uploaded in {time.perf_counter() - t:.0f} s")
+        results["records_dataset"] = {"records": records, "shard_bytes": stored,
+                                      "index_bytes": index}
         os.environ.clear()
         os.environ.update(env)
         try:
