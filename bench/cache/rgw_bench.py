@@ -283,11 +283,11 @@ def main():
         print(out)
         results["replay"] = out
     results["load_after"] = os.getloadavg()
-    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    print(f"load average {os.getloadavg()[0]:.2f} at the end; results in {out}/results.json")
     print("\n/usr/bin/python3 bench/cache/rgw_bench.py " + " ".join(sys.argv[1:]))
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump(results, f, indent=2)
 
 
 if __name__ == "__main__":
