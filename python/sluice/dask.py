@@ -1,0 +1,282 @@
+"""Writing a sluice table from a Dask collection: one task per partition, one commit
+(docs/dist.md, "From Dask").
+
+    import dask.bag as db
+    import sluice.dask
+    bag = db.read_text("crawl/*.jsonl").map(json.loads).map(lambda d: {"text": d["text"]})
+    with distributed.Client(...):
+        sluice.dask.to_table(bag, "s3://bucket/corpus", txn=("crawl-ingest", 7))
+
+Each partition's task writes its records as shards into the table's directory (names no
+other task, retry or job uses) and returns their descriptions; the client commits all of
+them once, after every partition succeeded. Nothing is visible to readers before that
+commit; shards of failed or retried attempts stay unreferenced until `Table.vacuum`.
+
+Records are dicts of features (serialized as tf.train.Example by `sluice.make_example`;
+their feature schema is checked across partitions and becomes the table's schema) or
+serialized records (bytes, written as they are). Like delta-rs's `write_deltalake` and
+dask-deltatable's `to_deltalake(path, ddf)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+from . import _sluice
+from .features import Schema, check_schema, describe, merge_schema, record_schema
+from .table import DEFAULT_TARGET_FILE_SIZE, TxnId, _features, _partition
+
+
+class PartitionError(_sluice.Error):
+    """A partition could not be written (its task raised, or its input failed). `partition`
+    is its index; the message names it and the cause. Nothing was committed."""
+
+    def __init__(self, partition: int, message: str):
+        super().__init__(message)
+        self.partition = partition
+
+    def __reduce__(self):  # crosses process boundaries (dask workers -> client)
+        return (PartitionError, (self.partition, self.args[0]))
+
+
+class WriteResult(NamedTuple):
+    version: int        # the version committed (for a duplicate txn or no data: the current one)
+    records: int        # records committed
+    files: int          # shards committed
+    partitions: int     # partitions of the collection
+    duplicate: bool     # the txn was committed before: nothing was written or committed
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    root: str
+    partition: Optional[Dict[str, Any]]
+    codec: str
+    target_file_size: int
+    features: Optional[Schema]  # records must have exactly these (None: inferred)
+    job: str                    # names the shards of this call: part-<job>-<partition>-<uuid>
+
+
+@dataclasses.dataclass
+class _Written:
+    """What one partition's task hands to the client (picklable: _DataFile pickles)."""
+    partition: int
+    files: List[Any]
+    records: int
+    kind: Optional[str]       # "dicts", "bytes", or None for an empty partition
+    schema: Optional[Schema]  # of the dicts
+
+
+def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "append",
+             predicate: Optional[str] = None, features: Optional[Mapping[str, Any]] = None,
+             partition: Optional[Mapping[str, Any]] = None,
+             partition_by: Optional[Sequence[str]] = None, codec: str = "zstd",
+             target_file_size: int = DEFAULT_TARGET_FILE_SIZE, txn: Optional[TxnId] = None,
+             **compute_kwargs: Any) -> WriteResult:
+    """Writes a dask.bag (of feature dicts or serialized records), a dask.dataframe (its rows,
+    as dicts) or a list of dask.delayed partitions into the table at PATH as ONE commit.
+
+    mode "append" or "overwrite" (replaces the files matching `predicate`, all by default);
+    an absent table is created by the commit, with the feature schema `features` (default:
+    the one the records have) and partitioned by `partition_by` (default: the keys of
+    `partition`, the partition values of every shard written). `txn=(app_id, version)` makes
+    a rerun of the same job commit nothing. PATH must be reachable from the workers (an
+    absolute local path on a shared file system, s3://, hdfs://). `compute_kwargs` go to
+    `Client.compute` (e.g. retries=2) or `dask.compute` when no distributed Client is active.
+    A failed partition raises PartitionError naming it; nothing is committed then."""
+    import dask
+
+    if mode not in ("append", "overwrite"):
+        raise _sluice.InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    if predicate is not None and mode != "overwrite":
+        raise _sluice.InvalidArgumentError("a predicate is only for mode='overwrite'")
+    root = _absolute(os.fspath(path))
+    existing = _open_table(root)
+    if txn is not None and existing is not None:
+        done = existing._t.txn_version(txn[0])
+        if done is not None and done >= txn[1]:
+            return WriteResult(existing.version(), 0, 0, 0, True)
+    declared = _declared_features(features, existing)
+    options = _Options(root, _partition(partition), codec, int(target_file_size), declared,
+                       uuid.uuid4().hex[:8])
+    parts = _partitions(collection)
+    tasks = [
+        dask.delayed(_write_partition, pure=False)(
+            part, i, options, dask_key_name=f"sluice-to-table-{options.job}-{i}")
+        for i, part in enumerate(parts)
+    ]
+    written = _run(tasks, compute_kwargs)
+    kind, schema = _check_partitions(written)
+    files = [f for w in written for f in w.files]
+    if kind == "dicts" and declared is None:
+        declared = {name: (spec[0] or "float", spec[1]) for name, spec in schema.items()}
+    columns = list(partition_by) if partition_by is not None else sorted(partition or {})
+    result = _sluice._commit_files(root, files, mode, predicate, columns,
+                                   _features(declared or {}), txn)
+    return WriteResult(result["version"], sum(w.records for w in written),
+                       0 if result["duplicate"] else len(files), len(parts), result["duplicate"])
+
+
+def _absolute(path: str) -> str:
+    """Workers may run elsewhere (another cwd): a local path is made absolute here."""
+    return path if "://" in path else os.path.abspath(path)
+
+
+def _open_table(root: str):
+    from .table import Table
+    resolved = _sluice._resolve_table(root)
+    return None if resolved is None else Table(resolved[0])
+
+
+def _declared_features(features: Optional[Mapping[str, Any]], existing) -> Optional[Schema]:
+    """The schema records must have: `features`, else the existing table's (when it has one).
+    Both given must agree."""
+    asked = _features(features) if features else None
+    table = existing.schema() if existing is not None else None
+    if asked and table:
+        conflict = check_schema(table, asked, counts=True)
+        if conflict:
+            name, got, have = conflict
+            raise _sluice.InvalidArgumentError(
+                f"features: '{name}' is {describe(got)}, the table at version "
+                f"{existing.version()} has {describe(have)}; nothing was written")
+    return asked or table or None
+
+
+def _partitions(collection: Any) -> list:
+    """One dask.delayed per partition, each an iterable of records."""
+    from dask.delayed import Delayed
+    module = type(collection).__module__
+    if module.startswith("dask.dataframe"):
+        collection = collection.to_bag(index=False, format="dict")
+    if type(collection).__module__.startswith("dask.bag"):
+        return collection.to_delayed()
+    if isinstance(collection, (list, tuple)) and all(isinstance(p, Delayed) for p in collection):
+        return list(collection)
+    raise TypeError(f"to_table: expected a dask.bag.Bag, a dask.dataframe.DataFrame or a list "
+                    f"of dask.delayed partitions, not {type(collection).__name__}")
+
+
+def _run(tasks: list, compute_kwargs: Mapping[str, Any]) -> List[_Written]:
+    """Runs the partitions' tasks; the first failure raises PartitionError naming its partition
+    (with a distributed Client even when the partition's input failed, before its write)."""
+    import dask
+    client = None if "scheduler" in compute_kwargs else _default_client()
+    if client is None:
+        return list(dask.compute(*tasks, **compute_kwargs))
+    from distributed import as_completed
+    futures = client.compute(tasks, **compute_kwargs)
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for future in as_completed(futures):
+            if future.status == "error":
+                raise _named(index[future.key], len(futures), future.exception())
+            if future.status == "cancelled":
+                raise PartitionError(index[future.key],
+                                     f"partition {index[future.key]}: its task was cancelled; "
+                                     f"nothing was committed")
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
+
+
+def _default_client():
+    try:
+        from distributed import default_client
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _named(partition: int, count: int, error: BaseException) -> PartitionError:
+    if isinstance(error, PartitionError):
+        return error
+    return PartitionError(partition, f"partition {partition} of {count}: "
+                          f"{type(error).__name__}: {error}; nothing was committed")
+
+
+def _write_partition(records: Any, partition: int, options: _Options) -> _Written:
+    """The task: writes one partition's records as shards under the table root. Nothing is
+    committed here. On failure the shards written are deleted (best effort: a killed worker
+    leaves them, unreferenced)."""
+    writer = _sluice._TableWriter(options.root, options.partition, options.codec,
+                                  options.target_file_size, f"part-{options.job}-{partition:05d}")
+    try:
+        kind, schema = _write_records(writer, records, options.features)
+        files = writer.finish()
+    except BaseException as e:
+        writer.abort()
+        if isinstance(e, Exception):
+            raise PartitionError(partition, f"partition {partition}: {type(e).__name__}: "
+                                 f"{e}; nothing was committed") from None
+        raise
+    return _Written(partition, files, writer.records_written, kind, schema)
+
+
+def _write_records(writer, records: Any, declared: Optional[Schema]):
+    kind: Optional[str] = None
+    schema: Optional[Schema] = None
+    for number, record in enumerate(records):
+        if isinstance(record, Mapping):
+            this = "dicts"
+            got = record_schema(record, number)
+            if declared is not None:
+                _refuse_conflict(check_schema(declared, got, counts=True), number,
+                                 "the table's features have")
+            if schema is not None:
+                _refuse_conflict(check_schema(schema, got, counts=False), number,
+                                 "earlier records have")
+            schema = got if schema is None else merge_schema(schema, got)
+            data = _sluice.make_example(record if isinstance(record, dict) else dict(record))
+        elif isinstance(record, (bytes, bytearray, memoryview)):
+            this = "bytes"
+            data = bytes(record)
+        else:
+            raise TypeError(f"record {number} is a {type(record).__name__}: expected a dict of "
+                            f"features or a serialized record (bytes)")
+        if kind is not None and this != kind:
+            raise TypeError(f"record {number} is {_KIND[this]}, earlier records are {_KIND[kind]}")
+        kind = this
+        writer.write(data)
+    return kind, schema
+
+
+_KIND = {"dicts": "a dict of features", "bytes": "a serialized record (bytes)"}
+_KINDS = {"dicts": "dicts of features", "bytes": "serialized records (bytes)"}
+
+
+def _refuse_conflict(conflict, number: int, other: str) -> None:
+    if conflict:
+        name, got, have = conflict
+        raise _sluice.InvalidArgumentError(
+            f"record {number}: feature '{name}' is {describe(got)}, {other} {describe(have)}")
+
+
+def _check_partitions(written: List[_Written]) -> Tuple[Optional[str], Schema]:
+    """The partitions' records are all dicts or all bytes, and their schemas agree (value
+    counts may differ: the feature then varies). Errors name the two partitions."""
+    first: Optional[_Written] = None
+    schema: Schema = {}
+    for w in written:
+        if w.kind is None:
+            continue
+        if first is None:
+            first, schema = w, dict(w.schema or {})
+            continue
+        if w.kind != first.kind:
+            raise _sluice.InvalidArgumentError(
+                f"partition {w.partition} holds {_KINDS[w.kind]}, partition {first.partition} "
+                f"{_KINDS[first.kind]}; nothing was committed")
+        if w.kind == "dicts":
+            conflict = check_schema(schema, w.schema, counts=False)
+            if conflict:
+                name, got, have = conflict
+                raise _sluice.InvalidArgumentError(
+                    f"partition {w.partition}: feature '{name}' is {describe(got)}, partition "
+                    f"{first.partition} has {describe(have)}; nothing was committed")
+            schema = merge_schema(schema, w.schema)
+    return (first.kind if first else None), schema

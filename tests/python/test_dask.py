@@ -1,0 +1,279 @@
+"""sluice.dask.to_table (docs/dist.md, "From Dask") on a real distributed.LocalCluster: two
+worker processes, one thread each. Every table written is replayed by the independent Delta
+reader tests/python/delta_reader.py too.
+
+Not in `make asan-python` (it runs test_python_*.py): starting a cluster under ASan is slow,
+and the bindings used here (_TableWriter, _commit_files, _DataFile pickling) are C++ that
+test_table.py and the unit tests cover.
+"""
+import collections
+import faulthandler
+import os
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+db = pytest.importorskip("dask.bag")
+import dask  # noqa: E402
+
+import sluice  # noqa: E402
+import sluice.dask  # noqa: E402
+from delta_reader import read_snapshot, versions  # noqa: E402
+
+HANG_SECONDS = 120  # a test that takes longer ends the run with every thread's traceback
+
+
+@pytest.fixture(scope="module")
+def client():
+    faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None,
+                                       scheduler_kwargs={"dashboard": False}, timeout=60)
+    c = distributed.Client(cluster, timeout=60)
+    faulthandler.cancel_dump_traceback_later()
+    try:
+        yield c
+    finally:
+        c.close(timeout=30)
+        cluster.close(timeout=30)
+
+
+@pytest.fixture(autouse=True)
+def bounded():
+    faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+def rows(first, n):
+    return [{"id": i, "text": f"doc {i}", "tokens": list(range(i % 4))}
+            for i in range(first, first + n)]
+
+
+def examples(rows_):
+    return collections.Counter(sluice.make_example(r) for r in rows_)
+
+
+def stored(path, version=None):
+    return collections.Counter(e["record"] for e in sluice.read(str(path), version=version))
+
+
+def shards_on_disk(path):
+    out = set()
+    for d, _, names in os.walk(path):
+        if "_delta_log" in d:
+            continue
+        out |= {os.path.relpath(os.path.join(d, n), path) for n in names
+                if n.endswith(".tfrecord.zst")}
+    return out
+
+
+def assert_independent_reader_agrees(path):
+    t = sluice.Table(path)
+    snap = read_snapshot(str(path))
+    assert snap.version == t.version()
+    assert snap.decoded_paths() == sorted(t.files())
+    assert snap.num_records() == t.num_records()
+    return snap
+
+
+def test_bag_of_dicts_is_one_commit_per_call_with_every_record_once(client, tmp_path):
+    path = tmp_path / "t"
+    first = sluice.dask.to_table(db.from_sequence(rows(0, 300), npartitions=6), path)
+    assert first == (0, 300, 6, 6, False)
+    second = sluice.dask.to_table(db.from_sequence(rows(300, 100), npartitions=3), path)
+    assert second.version == 1 and second.records == 100
+    assert versions(path) == [0, 1]
+    assert stored(path) == examples(rows(0, 400))
+    assert stored(path, version=0) == examples(rows(0, 300))
+    t = sluice.Table(path)
+    assert t.schema() == {"id": ("int64", 1), "text": ("bytes", 1), "tokens": ("int64", -1)}
+    assert [h["operation"] for h in t.history()] == ["WRITE", "WRITE"]
+    snap = assert_independent_reader_agrees(path)
+    assert snap.num_records() == 400
+    # One task per partition, each under its own names: part-<job>-<partition>-<uuid>.
+    assert len({p.split("-")[1] for p in t.files()}) == 2
+    assert len({tuple(p.split("-")[1:3]) for p in t.files()}) == 9
+    parsed = t.read().parse_example({"id": "int64", "text": "bytes"})
+    assert sorted(int(e["id"]) for e in parsed) == list(range(400))
+
+
+def test_serialized_records_are_written_as_given(client, tmp_path):
+    path = tmp_path / "t"
+    records = [f"r{i}".encode() for i in range(50)]
+    result = sluice.dask.to_table(db.from_sequence(records, npartitions=4), path)
+    assert result.records == 50 and result.files == 4
+    assert stored(path) == collections.Counter(records)
+    assert sluice.Table(path).schema() == {}
+    assert_independent_reader_agrees(path)
+
+
+def test_failing_partition_commits_nothing_and_names_the_partition(client, tmp_path):
+    path = tmp_path / "t"
+    sluice.dask.to_table(db.from_sequence(rows(0, 20), npartitions=2), path)
+
+    def poisoned(row):
+        if row["id"] == 25:
+            raise ValueError("bad row 25")
+        return row
+    bag = db.from_sequence(rows(0, 40), npartitions=4).map(poisoned)  # id 25 is in partition 2
+    with pytest.raises(sluice.dask.PartitionError, match=r"partition 2 of 4: ValueError: bad row "
+                       r"25; nothing was committed") as e:
+        sluice.dask.to_table(bag, path)
+    assert e.value.partition == 2
+    assert versions(path) == [0]
+    assert stored(path) == examples(rows(0, 20))
+    # Shards of the partitions that succeeded are unreferenced; vacuum reclaims exactly them.
+    t = sluice.Table(path)
+    leftovers = shards_on_disk(path) - set(t.files())
+    removed = t.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
+    assert {p for p in removed if p.endswith(".tfrecord.zst")} == leftovers
+    assert shards_on_disk(path) == set(t.files())
+
+
+def test_unencodable_value_names_partition_and_record(client, tmp_path):
+    bag = db.from_sequence([{"id": 1}, {"id": 2}, {"id": 3}, {"id": None}], npartitions=2)
+    with pytest.raises(sluice.dask.PartitionError,
+                       match=r"partition 1: TypeError: record 1: feature 'id' has an "
+                       r"unsupported value None"):
+        sluice.dask.to_table(bag, tmp_path / "t")
+    assert not os.path.exists(tmp_path / "t" / "_delta_log")
+    left = shards_on_disk(tmp_path / "t")  # partition 0's, unreferenced; the failed task
+    assert left and not [p for p in left if "-00001-" in p]  # deleted its own
+
+
+class FlakyRecords:
+    """A partition whose first read fails after `after` records; the failing attempt lists the
+    shards on disk under `root` into `marker` (which also says it failed once)."""
+
+    def __init__(self, records, after, marker, root):
+        self.records, self.after, self.marker, self.root = records, after, marker, root
+
+    def __iter__(self):
+        for i, r in enumerate(self.records):
+            if i == self.after and not os.path.exists(self.marker):
+                with open(self.marker, "w") as f:
+                    f.write("\n".join(sorted(shards_on_disk(self.root))))
+                raise OSError("injected failure of the first attempt")
+            yield r
+
+
+def blobs(first, n):
+    """Rows of 200 KB incompressible bytes: a shard closes after its first zstd frame (1 MB)."""
+    import random
+    return [{"id": i, "blob": random.Random(i).randbytes(200_000)} for i in range(first, first + n)]
+
+
+def test_retried_partition_leaves_each_record_once(client, tmp_path):
+    path, marker = tmp_path / "t", str(tmp_path / "failed-once")
+    parts = [dask.delayed(blobs)(0, 5),
+             dask.delayed(FlakyRecords)(blobs(5, 15), 12, marker, str(path)),
+             dask.delayed(blobs)(20, 5)]
+    result = sluice.dask.to_table(parts, path, target_file_size=1000, retries=1)
+    with open(marker) as f:  # the first attempt of partition 1 had closed shards when it failed
+        assert [p for p in f.read().split() if "-00001-" in p]
+    assert result.records == 25 and versions(path) == [0]
+    assert stored(path) == examples(blobs(0, 25))
+    assert shards_on_disk(path) == set(sluice.Table(path).files())  # the attempt cleaned up
+    assert_independent_reader_agrees(path)
+
+
+def test_overwrite_replaces_every_file(client, tmp_path):
+    path = tmp_path / "t"
+    sluice.dask.to_table(db.from_sequence(rows(0, 50), npartitions=2), path)
+    old = set(sluice.Table(path).files())
+    result = sluice.dask.to_table(db.from_sequence(rows(100, 10), npartitions=2), path,
+                                  mode="overwrite")
+    assert result.version == 1 and versions(path) == [0, 1]
+    assert stored(path) == examples(rows(100, 10))
+    assert stored(path, version=0) == examples(rows(0, 50))
+    assert not old & set(sluice.Table(path).files())
+    snap = assert_independent_reader_agrees(path)
+    assert {p for p in snap.tombstones} == old
+    assert sluice.Table(path).history(1)[0]["operation"] == "WRITE"
+
+
+def test_empty_partitions_write_no_shard(client, tmp_path):
+    path = tmp_path / "t"
+    bag = db.from_sequence(rows(0, 40), npartitions=8).filter(lambda r: r["id"] < 10)
+    result = sluice.dask.to_table(bag, path)
+    assert result.records == 10 and result.partitions == 8 and result.files == 2
+    assert stored(path) == examples(rows(0, 10))
+    assert_independent_reader_agrees(path)
+    nothing = sluice.dask.to_table(bag.filter(lambda r: False), path)
+    assert nothing == (0, 0, 0, 8, False)  # an append of nothing commits nothing
+    assert versions(path) == [0]
+
+
+def test_empty_collection_creates_an_empty_table(client, tmp_path):
+    path = tmp_path / "t"
+    result = sluice.dask.to_table(db.from_sequence([], npartitions=1), path)
+    assert result.version == 0 and sluice.Table(path).files() == []
+    assert_independent_reader_agrees(path)
+
+
+def test_inconsistent_feature_across_partitions_names_both(client, tmp_path):
+    path = tmp_path / "t"
+    parts = [dask.delayed(list)([{"id": 1, "label": 3}]), dask.delayed(list)([]),
+             dask.delayed(list)([{"id": 2, "label": 0.5}])]
+    with pytest.raises(sluice.InvalidArgumentError,
+                       match=r"partition 2: feature 'label' is float \(1 value per record\), "
+                       r"partition 0 has int64 \(1 value per record\); nothing was committed"):
+        sluice.dask.to_table(parts, path)
+    assert not os.path.exists(path / "_delta_log")
+
+
+def test_record_against_the_tables_schema_names_partition_and_record(client, tmp_path):
+    path = tmp_path / "t"
+    sluice.dask.to_table(db.from_sequence(rows(0, 10), npartitions=1), path)
+    bad = rows(10, 5)
+    bad[3] = {"id": 13, "text": "doc 13"}  # no tokens
+    with pytest.raises(sluice.dask.PartitionError,
+                       match=r"partition 0: InvalidArgumentError: record 3: feature 'tokens' is "
+                       r"absent, the table's features have int64 \(a varying number"):
+        sluice.dask.to_table(db.from_sequence(bad, npartitions=1), path)
+    with pytest.raises(sluice.InvalidArgumentError, match=r"features: 'id' is bytes"):
+        sluice.dask.to_table(db.from_sequence(rows(0, 1), npartitions=1), path,
+                             features={"id": "bytes", "text": "bytes", "tokens": ("int64", -1)})
+    assert versions(path) == [0]
+
+
+def test_dicts_and_serialized_records_do_not_mix(client, tmp_path):
+    parts = [dask.delayed(list)([{"id": 1}]), dask.delayed(list)([b"raw"])]
+    with pytest.raises(sluice.InvalidArgumentError,
+                       match=r"partition 1 holds serialized records \(bytes\), partition 0 "
+                       r"dicts of features"):
+        sluice.dask.to_table(parts, tmp_path / "t")
+
+
+def test_rerun_with_the_same_txn_commits_nothing(client, tmp_path):
+    path = tmp_path / "t"
+    bag = db.from_sequence(rows(0, 30), npartitions=3)
+    first = sluice.dask.to_table(bag, path, txn=("ingest", 1))
+    shards = shards_on_disk(path)
+    again = sluice.dask.to_table(bag, path, txn=("ingest", 1))
+    assert again.duplicate and again.version == first.version == 0
+    assert shards_on_disk(path) == shards  # nothing was even written
+    later = sluice.dask.to_table(bag, path, txn=("ingest", 2))
+    assert later.version == 1 and not later.duplicate
+    assert read_snapshot(str(path)).txns == {"ingest": 2}
+    assert stored(path) == examples(rows(0, 30)) + examples(rows(0, 30))
+
+
+@pytest.mark.filterwarnings("ignore:Running on a single-machine scheduler")
+def test_local_scheduler_without_client_names_the_partition(tmp_path):
+    path = tmp_path / "t"
+    result = sluice.dask.to_table(db.from_sequence(rows(0, 20), npartitions=2), path,
+                                  scheduler="sync")
+    assert result.records == 20 and stored(path) == examples(rows(0, 20))
+    bad = db.from_sequence([{"id": 1}, {"id": None}], npartitions=2)
+    with pytest.raises(sluice.dask.PartitionError, match=r"partition 1: TypeError: record 0: "
+                       r"feature 'id' has an unsupported value None"):
+        sluice.dask.to_table(bad, tmp_path / "other", scheduler="sync")
+
+
+def test_not_a_collection_is_refused(tmp_path):
+    with pytest.raises(TypeError, match=r"expected a dask.bag.Bag"):
+        sluice.dask.to_table([{"id": 1}], tmp_path / "t")
+    with pytest.raises(sluice.InvalidArgumentError, match="only for mode='overwrite'"):
+        sluice.dask.to_table(db.from_sequence([]), tmp_path / "t", predicate="a = 'b'")
