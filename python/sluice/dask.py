@@ -57,6 +57,7 @@ class _Options:
     codec: str
     target_file_size: int
     features: Optional[Schema]  # records must have exactly these (None: inferred)
+    columns: Tuple[str, ...]    # partition columns whose values come from each record
     job: str                    # names the shards of this call: part-<job>-<partition>-<uuid>
 
 
@@ -82,7 +83,9 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     mode "append" or "overwrite" (replaces the files matching `predicate`, all by default);
     an absent table is created by the commit, with the feature schema `features` (default:
     the one the records have) and partitioned by `partition_by` (default: the keys of
-    `partition`, the partition values of every shard written). `txn=(app_id, version)` makes
+    `partition`, the partition values of every shard written); a column of `partition_by`
+    not in `partition` is taken out of each dict record as delta-rs does (its value names
+    the shard's partition directory). `txn=(app_id, version)` makes
     a rerun of the same job commit nothing. PATH must be reachable from the workers (an
     absolute local path on a shared file system, s3://, hdfs://). `compute_kwargs` go to
     `Client.compute` (e.g. retries=2) or `dask.compute` when no distributed Client is active.
@@ -100,7 +103,9 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
         if done is not None and done >= txn[1]:
             return WriteResult(existing.version(), 0, 0, 0, True)
     declared = _declared_features(features, existing)
+    columns = list(partition_by) if partition_by is not None else sorted(partition or {})
     options = _Options(root, _partition(partition), codec, int(target_file_size), declared,
+                       tuple(c for c in columns if c not in (partition or {})),
                        uuid.uuid4().hex[:8])
     parts = _partitions(collection)
     tasks = [
@@ -113,7 +118,6 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     files = [f for w in written for f in w.files]
     if kind == "dicts" and declared is None:
         declared = {name: (spec[0] or "float", spec[1]) for name, spec in schema.items()}
-    columns = list(partition_by) if partition_by is not None else sorted(partition or {})
     result = _sluice._commit_files(root, files, mode, predicate, columns,
                                    _features(declared or {}), txn)
     return WriteResult(result["version"], sum(w.records for w in written),
@@ -203,36 +207,68 @@ def _write_partition(records: Any, partition: int, options: _Options) -> _Writte
     """The task: writes one partition's records as shards under the table root. Nothing is
     committed here. On failure the shards written are deleted (best effort: a killed worker
     leaves them, unreferenced)."""
-    writer = _sluice._TableWriter(options.root, options.partition, options.codec,
-                                  options.target_file_size, f"part-{options.job}-{partition:05d}")
+    writers = _Writers(options, f"part-{options.job}-{partition:05d}")
     try:
-        kind, schema = _write_records(writer, records, options.features)
-        files = writer.finish()
+        kind, schema = _write_records(writers, records, options)
+        files = writers.finish()
     except BaseException as e:
-        writer.abort()
+        writers.abort()
         if isinstance(e, Exception):
             raise PartitionError(partition, f"partition {partition}: {type(e).__name__}: "
                                  f"{e}; nothing was committed") from None
         raise
-    return _Written(partition, files, writer.records_written, kind, schema)
+    return _Written(partition, files, writers.records, kind, schema)
 
 
-def _write_records(writer, records: Any, declared: Optional[Schema]):
+class _Writers:
+    """A table writer per partition value of the table (one without `columns`)."""
+
+    def __init__(self, options: _Options, prefix: str):
+        self._options, self._prefix = options, prefix
+        self._writers: Dict[tuple, Any] = {}
+        self.records = 0
+
+    def write(self, data: bytes, values: tuple = ()) -> None:
+        writer = self._writers.get(values)
+        if writer is None:
+            o = self._options
+            partition = dict(o.partition or {})
+            partition.update(zip(o.columns, values))
+            writer = _sluice._TableWriter(o.root, partition or None, o.codec,
+                                          o.target_file_size, self._prefix)
+            self._writers[values] = writer
+        writer.write(data)
+        self.records += 1
+
+    def finish(self) -> List[Any]:
+        return [f for w in self._writers.values() for f in w.finish()]
+
+    def abort(self) -> None:
+        for w in self._writers.values():
+            w.abort()
+
+
+def _write_records(writers: _Writers, records: Any, options: _Options):
     kind: Optional[str] = None
     schema: Optional[Schema] = None
     for number, record in enumerate(records):
+        values: tuple = ()
         if isinstance(record, Mapping):
             this = "dicts"
+            record, values = _partition_values(record, options.columns, number)
             got = record_schema(record, number)
-            if declared is not None:
-                _refuse_conflict(check_schema(declared, got, counts=True), number,
+            if options.features is not None:
+                _refuse_conflict(check_schema(options.features, got, counts=True), number,
                                  "the table's features have")
             if schema is not None:
                 _refuse_conflict(check_schema(schema, got, counts=False), number,
                                  "earlier records have")
             schema = got if schema is None else merge_schema(schema, got)
-            data = _sluice.make_example(record if isinstance(record, dict) else dict(record))
+            data = _sluice.make_example(record)
         elif isinstance(record, (bytes, bytearray, memoryview)):
+            if options.columns:
+                raise TypeError(f"record {number} is a serialized record (bytes): partition "
+                                f"values ({', '.join(options.columns)}) come from dict records")
             this = "bytes"
             data = bytes(record)
         else:
@@ -241,8 +277,30 @@ def _write_records(writer, records: Any, declared: Optional[Schema]):
         if kind is not None and this != kind:
             raise TypeError(f"record {number} is {_KIND[this]}, earlier records are {_KIND[kind]}")
         kind = this
-        writer.write(data)
+        writers.write(data, values)
     return kind, schema
+
+
+def _partition_values(record: Mapping, columns: Tuple[str, ...], number: int):
+    """The record without its partition columns, and their values as the log spells them
+    (strings; None is null)."""
+    record = dict(record)
+    values = []
+    for column in columns:
+        if column not in record:
+            raise KeyError(f"record {number} has no partition column '{column}'")
+        value = record.pop(column)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, int):
+            value = str(value)
+        elif value is not None and not isinstance(value, str):
+            raise TypeError(f"record {number}: partition column '{column}' is a "
+                            f"{type(value).__name__}: expected str, bytes, int, bool or None")
+        values.append(value)
+    return record, tuple(values)
 
 
 _KIND = {"dicts": "a dict of features", "bytes": "a serialized record (bytes)"}

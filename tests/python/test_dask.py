@@ -72,7 +72,9 @@ def assert_independent_reader_agrees(path):
     t = sluice.Table(path)
     snap = read_snapshot(str(path))
     assert snap.version == t.version()
-    assert snap.decoded_paths() == sorted(t.files())
+    assert snap.paths() == t.files()
+    for p in snap.decoded_paths():
+        assert os.path.exists(os.path.join(path, p)), p
     assert snap.num_records() == t.num_records()
     return snap
 
@@ -277,3 +279,29 @@ def test_not_a_collection_is_refused(tmp_path):
         sluice.dask.to_table([{"id": 1}], tmp_path / "t")
     with pytest.raises(sluice.InvalidArgumentError, match="only for mode='overwrite'"):
         sluice.dask.to_table(db.from_sequence([]), tmp_path / "t", predicate="a = 'b'")
+
+
+def test_partition_by_takes_each_records_value_as_delta_does(client, tmp_path):
+    path = tmp_path / "t"
+    sources = ["web", "books", "web/2", None]
+    data = [dict(r, source=sources[r["id"] % 4]) for r in rows(0, 40)]
+    result = sluice.dask.to_table(db.from_sequence(data, npartitions=3), path,
+                                  partition_by=["source"])
+    assert result.version == 0 and result.records == 40
+    t = sluice.Table(path)
+    assert t.metadata()["partition_columns"] == ["source"]
+    assert "source" not in t.schema()  # the value lives in the path and the log, not the record
+    by_value = collections.Counter(tuple(f["partition_values"].items()) for f in t.file_details())
+    assert set(by_value) == {(("source", s),) for s in sources}
+    assert {f.split("/")[0] for f in t.files()} == {
+        "source=web", "source=books", "source=web%252F2", "source=__HIVE_DEFAULT_PARTITION__"}
+    assert stored(path) == examples([{k: v for k, v in r.items() if k != "source"}
+                                     for r in data])
+    assert_independent_reader_agrees(path)
+    t.delete("source = 'web'")
+    assert stored(path) == examples([{k: v for k, v in r.items() if k != "source"}
+                                     for r in data if r["source"] != "web"])
+    with pytest.raises(sluice.dask.PartitionError, match=r"record 0 has no partition column "
+                       r"'source'"):
+        sluice.dask.to_table(db.from_sequence(rows(0, 2), npartitions=1), path,
+                             partition_by=["source"])
