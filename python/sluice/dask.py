@@ -97,17 +97,17 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     if predicate is not None and mode != "overwrite":
         raise _sluice.InvalidArgumentError("a predicate is only for mode='overwrite'")
     root = _absolute(os.fspath(path))
+    parts = _partitions(collection)
     existing = _open_table(root)
     if txn is not None and existing is not None:
         done = existing._t.txn_version(txn[0])
         if done is not None and done >= txn[1]:
-            return WriteResult(existing.version(), 0, 0, 0, True)
+            return WriteResult(existing.version(), 0, 0, len(parts), True)
     declared = _declared_features(features, existing)
     columns = list(partition_by) if partition_by is not None else sorted(partition or {})
     options = _Options(root, _partition(partition), codec, int(target_file_size), declared,
                        tuple(c for c in columns if c not in (partition or {})),
                        uuid.uuid4().hex[:8])
-    parts = _partitions(collection)
     tasks = [
         dask.delayed(_write_partition, pure=False)(
             part, i, options, dask_key_name=f"sluice-to-table-{options.job}-{i}")

@@ -254,7 +254,7 @@ def test_rerun_with_the_same_txn_commits_nothing(client, tmp_path):
     first = sluice.dask.to_table(bag, path, txn=("ingest", 1))
     shards = shards_on_disk(path)
     again = sluice.dask.to_table(bag, path, txn=("ingest", 1))
-    assert again.duplicate and again.version == first.version == 0
+    assert again == (0, 0, 0, 3, True) and first.version == 0
     assert shards_on_disk(path) == shards  # nothing was even written
     later = sluice.dask.to_table(bag, path, txn=("ingest", 2))
     assert later.version == 1 and not later.duplicate
@@ -305,3 +305,24 @@ def test_partition_by_takes_each_records_value_as_delta_does(client, tmp_path):
                        r"'source'"):
         sluice.dask.to_table(db.from_sequence(rows(0, 2), npartitions=1), path,
                              partition_by=["source"])
+
+
+def test_feature_specs_follow_make_example_and_refuse_what_it_cannot_encode():
+    import numpy as np
+    from sluice.features import check_schema, merge_schema, value_spec
+    assert value_spec("f", "text") == ("bytes", 1) and value_spec("f", b"x") == ("bytes", 1)
+    assert value_spec("f", True) == ("int64", 1) and value_spec("f", np.int32(3)) == ("int64", 1)
+    assert value_spec("f", 0.5) == ("float", 1)
+    assert value_spec("f", [1, 2.5]) == ("float", 2)  # as make_example: one float list
+    assert value_spec("f", np.zeros((2, 3), np.uint8)) == ("int64", 6)
+    assert value_spec("f", ["a", b"b"]) == ("bytes", 2)
+    assert value_spec("f", []) == (None, 0) and value_spec("f", np.array([], "i8")) == ("int64", 0)
+    for bad in (None, {"a": 1}, [[1], [2, 3]], 1j):
+        with pytest.raises(TypeError, match="feature 'f' has an unsupported value"):
+            value_spec("f", bad)
+    a, b = {"x": ("int64", 1), "y": (None, 0)}, {"x": ("int64", 3), "y": ("bytes", 1)}
+    assert check_schema(a, b, counts=False) is None
+    assert check_schema(a, b, counts=True) == ("x", ("int64", 3), ("int64", 1))
+    assert merge_schema(a, b) == {"x": ("int64", -1), "y": ("bytes", -1)}
+    assert check_schema(a, {"x": ("float", 1), "y": (None, 0)}, counts=False)[0] == "x"
+    assert check_schema(a, {"x": ("int64", 1)}, counts=False) == ("y", None, (None, 0))
