@@ -26,7 +26,7 @@ import uuid
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _sluice
-from .features import Schema, check_schema, describe, merge_schema, record_schema
+from .features import RecordChecker, Schema, check_schema, conflict_message, merge_schema
 from .table import DEFAULT_TARGET_FILE_SIZE, TxnId, _features, _partition
 
 
@@ -143,10 +143,9 @@ def _declared_features(features: Optional[Mapping[str, Any]], existing) -> Optio
     if asked and table:
         conflict = check_schema(table, asked, counts=True)
         if conflict:
-            name, got, have = conflict
-            raise _sluice.InvalidArgumentError(
-                f"features: '{name}' is {describe(got)}, the table at version "
-                f"{existing.version()} has {describe(have)}; nothing was written")
+            raise _sluice.InvalidArgumentError(conflict_message(
+                "features", conflict, f"the table at version {existing.version()}") +
+                "; nothing was written")
     return asked or table or None
 
 
@@ -250,21 +249,17 @@ class _Writers:
 
 def _write_records(writers: _Writers, records: Any, options: _Options):
     kind: Optional[str] = None
-    schema: Optional[Schema] = None
+    checker = RecordChecker(options.features)
     for number, record in enumerate(records):
         values: tuple = ()
         if isinstance(record, Mapping):
             this = "dicts"
             record, values = _partition_values(record, options.columns, number)
-            got = record_schema(record, number)
-            if options.features is not None:
-                _refuse_conflict(check_schema(options.features, got, counts=True), number,
-                                 "the table's features have")
-            if schema is not None:
-                _refuse_conflict(check_schema(schema, got, counts=False), number,
-                                 "earlier records have")
-            schema = got if schema is None else merge_schema(schema, got)
-            data = _sluice.make_example(record)
+            try:
+                data, types, counts = _sluice._make_example_and_schema(record)
+            except TypeError as e:
+                raise TypeError(f"record {number}: {e}") from None
+            checker.check(number, types, counts)
         elif isinstance(record, (bytes, bytearray, memoryview)):
             if options.columns:
                 raise TypeError(f"record {number} is a serialized record (bytes): partition "
@@ -278,13 +273,13 @@ def _write_records(writers: _Writers, records: Any, options: _Options):
             raise TypeError(f"record {number} is {_KIND[this]}, earlier records are {_KIND[kind]}")
         kind = this
         writers.write(data, values)
-    return kind, schema
+    return kind, checker.schema()
 
 
 def _partition_values(record: Mapping, columns: Tuple[str, ...], number: int):
     """The record without its partition columns, and their values as the log spells them
     (strings; None is null)."""
-    record = dict(record)
+    record = dict(record)  # make_example takes a dict; a partition column leaves this copy
     values = []
     for column in columns:
         if column not in record:
@@ -307,13 +302,6 @@ _KIND = {"dicts": "a dict of features", "bytes": "a serialized record (bytes)"}
 _KINDS = {"dicts": "dicts of features", "bytes": "serialized records (bytes)"}
 
 
-def _refuse_conflict(conflict, number: int, other: str) -> None:
-    if conflict:
-        name, got, have = conflict
-        raise _sluice.InvalidArgumentError(
-            f"record {number}: feature '{name}' is {describe(got)}, {other} {describe(have)}")
-
-
 def _check_partitions(written: List[_Written]) -> Tuple[Optional[str], Schema]:
     """The partitions' records are all dicts or all bytes, and their schemas agree (value
     counts may differ: the feature then varies). Errors name the two partitions."""
@@ -332,9 +320,8 @@ def _check_partitions(written: List[_Written]) -> Tuple[Optional[str], Schema]:
         if w.kind == "dicts":
             conflict = check_schema(schema, w.schema, counts=False)
             if conflict:
-                name, got, have = conflict
-                raise _sluice.InvalidArgumentError(
-                    f"partition {w.partition}: feature '{name}' is {describe(got)}, partition "
-                    f"{first.partition} has {describe(have)}; nothing was committed")
+                raise _sluice.InvalidArgumentError(conflict_message(
+                    f"partition {w.partition}", conflict, f"partition {first.partition}") +
+                    "; nothing was committed")
             schema = merge_schema(schema, w.schema)
     return (first.kind if first else None), schema

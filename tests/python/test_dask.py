@@ -136,7 +136,7 @@ def test_failing_partition_commits_nothing_and_names_the_partition(client, tmp_p
 def test_unencodable_value_names_partition_and_record(client, tmp_path):
     bag = db.from_sequence([{"id": 1}, {"id": 2}, {"id": 3}, {"id": None}], npartitions=2)
     with pytest.raises(sluice.dask.PartitionError,
-                       match=r"partition 1: TypeError: record 1: feature 'id' has an "
+                       match=r"partition 1: TypeError: record 1: make_example: feature 'id' has an "
                        r"unsupported value None"):
         sluice.dask.to_table(bag, tmp_path / "t")
     assert not os.path.exists(tmp_path / "t" / "_delta_log")
@@ -219,8 +219,9 @@ def test_inconsistent_feature_across_partitions_names_both(client, tmp_path):
     parts = [dask.delayed(list)([{"id": 1, "label": 3}]), dask.delayed(list)([]),
              dask.delayed(list)([{"id": 2, "label": 0.5}])]
     with pytest.raises(sluice.InvalidArgumentError,
-                       match=r"partition 2: feature 'label' is float \(1 value per record\), "
-                       r"partition 0 has int64 \(1 value per record\); nothing was committed"):
+                       match=r"partition 2: feature 'label' is float \(1 value per record\) "
+                       r"here, int64 \(1 value per record\) in partition 0; nothing was "
+                       r"committed"):
         sluice.dask.to_table(parts, path)
     assert not os.path.exists(path / "_delta_log")
 
@@ -232,9 +233,12 @@ def test_record_against_the_tables_schema_names_partition_and_record(client, tmp
     bad[3] = {"id": 13, "text": "doc 13"}  # no tokens
     with pytest.raises(sluice.dask.PartitionError,
                        match=r"partition 0: InvalidArgumentError: record 3: feature 'tokens' is "
-                       r"absent, the table's features have int64 \(a varying number"):
+                       r"absent here, int64 \(a varying number of values\) in the table's "
+                       r"features"):
         sluice.dask.to_table(db.from_sequence(bad, npartitions=1), path)
-    with pytest.raises(sluice.InvalidArgumentError, match=r"features: 'id' is bytes"):
+    with pytest.raises(sluice.InvalidArgumentError, match=r"features: feature 'id' is "
+                       r"bytes \(1 value per record\) here, int64 \(1 value per record\) in the "
+                       r"table at version 0; nothing was written"):
         sluice.dask.to_table(db.from_sequence(rows(0, 1), npartitions=1), path,
                              features={"id": "bytes", "text": "bytes", "tokens": ("int64", -1)})
     assert versions(path) == [0]
@@ -270,7 +274,7 @@ def test_local_scheduler_without_client_names_the_partition(tmp_path):
     assert result.records == 20 and stored(path) == examples(rows(0, 20))
     bad = db.from_sequence([{"id": 1}, {"id": None}], npartitions=2)
     with pytest.raises(sluice.dask.PartitionError, match=r"partition 1: TypeError: record 0: "
-                       r"feature 'id' has an unsupported value None"):
+                       r"make_example: feature 'id' has an unsupported value None"):
         sluice.dask.to_table(bad, tmp_path / "other", scheduler="sync")
 
 
@@ -307,22 +311,54 @@ def test_partition_by_takes_each_records_value_as_delta_does(client, tmp_path):
                              partition_by=["source"])
 
 
-def test_feature_specs_follow_make_example_and_refuse_what_it_cannot_encode():
+def test_feature_specs_are_what_make_example_encoded():
     import numpy as np
-    from sluice.features import check_schema, merge_schema, value_spec
-    assert value_spec("f", "text") == ("bytes", 1) and value_spec("f", b"x") == ("bytes", 1)
-    assert value_spec("f", True) == ("int64", 1) and value_spec("f", np.int32(3)) == ("int64", 1)
-    assert value_spec("f", 0.5) == ("float", 1)
-    assert value_spec("f", [1, 2.5]) == ("float", 2)  # as make_example: one float list
-    assert value_spec("f", np.zeros((2, 3), np.uint8)) == ("int64", 6)
-    assert value_spec("f", ["a", b"b"]) == ("bytes", 2)
-    assert value_spec("f", []) == (None, 0) and value_spec("f", np.array([], "i8")) == ("int64", 0)
+    from sluice.features import check_schema, merge_schema
+
+    def spec(value):
+        data, types, counts = sluice._sluice._make_example_and_schema({"f": value})
+        assert data == sluice.make_example({"f": value})
+        return types["f"], counts["f"]
+    assert spec("text") == ("bytes", 1) and spec(b"x") == ("bytes", 1)
+    assert spec(True) == ("int64", 1) and spec(np.int32(3)) == ("int64", 1)
+    assert spec(0.5) == ("float", 1)
+    assert spec([1, 2.5]) == ("float", 2)  # one float list
+    assert spec(np.zeros((2, 3), np.uint8)) == ("int64", 6)
+    assert spec(["a", b"b"]) == ("bytes", 2)
+    assert spec([]) == (None, 0) and spec(np.array([], "i8")) == ("int64", 0)
     for bad in (None, {"a": 1}, [[1], [2, 3]], 1j):
-        with pytest.raises(TypeError, match="feature 'f' has an unsupported value"):
-            value_spec("f", bad)
+        with pytest.raises(TypeError, match="make_example: feature 'f' has"):
+            spec(bad)
     a, b = {"x": ("int64", 1), "y": (None, 0)}, {"x": ("int64", 3), "y": ("bytes", 1)}
     assert check_schema(a, b, counts=False) is None
     assert check_schema(a, b, counts=True) == ("x", ("int64", 3), ("int64", 1))
     assert merge_schema(a, b) == {"x": ("int64", -1), "y": ("bytes", -1)}
     assert check_schema(a, {"x": ("float", 1), "y": (None, 0)}, counts=False)[0] == "x"
     assert check_schema(a, {"x": ("int64", 1)}, counts=False) == ("y", None, (None, 0))
+
+
+def test_record_checker_merges_counts_and_refuses_other_types_and_fixed_counts():
+    from sluice.features import RecordChecker
+
+    def checked(declared, records):
+        checker = RecordChecker(declared)
+        for number, r in enumerate(records):
+            _, types, counts = sluice._sluice._make_example_and_schema(r)
+            checker.check(number, types, counts)
+        return checker.schema()
+    assert checked(None, []) is None
+    varying = [{"t": []}, {"t": [1, 2]}, {"t": [3, 4]}, {"t": []}]
+    assert checked(None, varying) == {"t": ("int64", -1)}
+    assert checked(None, [{"t": []}, {"t": []}]) == {"t": (None, 0)}
+    assert checked({"t": ("int64", 2)}, [{"t": [1, 2]}] * 3) == {"t": ("int64", 2)}
+    with pytest.raises(sluice.InvalidArgumentError, match=r"record 2: feature 't' is int64 "
+                       r"\(3 values per record\) here, int64 \(2 values per record\) in the "
+                       r"table's features"):
+        checked({"t": ("int64", 2)}, [{"t": [1, 2]}, {"t": [1, 2]}, {"t": [1, 2, 3]}])
+    with pytest.raises(sluice.InvalidArgumentError, match=r"record 2: feature 't' is float "
+                       r"\(1 value per record\) here, int64 \(a varying number of values\) in "
+                       r"earlier records"):
+        checked(None, [{"t": []}, {"t": [1, 2]}, {"t": 0.5}])
+    with pytest.raises(sluice.InvalidArgumentError, match=r"record 1: feature 'u' is int64 "
+                       r"\(1 value per record\) here, absent in earlier records"):
+        checked(None, [{"t": 1}, {"t": 1, "u": 2}])
