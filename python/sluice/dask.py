@@ -59,6 +59,7 @@ class _Options:
     features: Optional[Schema]  # records must have exactly these (None: inferred)
     columns: Tuple[str, ...]    # partition columns whose values come from each record
     job: str                    # names the shards of this call: part-<job>-<partition>-<uuid>
+    partitions: int             # of the collection (for messages)
 
 
 @dataclasses.dataclass
@@ -90,8 +91,6 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     absolute local path on a shared file system, s3://, hdfs://). `compute_kwargs` go to
     `Client.compute` (e.g. retries=2) or `dask.compute` when no distributed Client is active.
     A failed partition raises PartitionError naming it; nothing is committed then."""
-    import dask
-
     if mode not in ("append", "overwrite"):
         raise _sluice.InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     if predicate is not None and mode != "overwrite":
@@ -102,18 +101,13 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     if txn is not None and existing is not None:
         done = existing._t.txn_version(txn[0])
         if done is not None and done >= txn[1]:
-            return WriteResult(existing.version(), 0, 0, len(parts), True)
+            return WriteResult(existing.version(), 0, 0, _count(parts), True)
     declared = _declared_features(features, existing)
     columns = list(partition_by) if partition_by is not None else sorted(partition or {})
     options = _Options(root, _partition(partition), codec, int(target_file_size), declared,
                        tuple(c for c in columns if c not in (partition or {})),
-                       uuid.uuid4().hex[:8])
-    tasks = [
-        dask.delayed(_write_partition, pure=False)(
-            part, i, options, dask_key_name=f"sluice-to-table-{options.job}-{i}")
-        for i, part in enumerate(parts)
-    ]
-    written = _run(tasks, compute_kwargs)
+                       uuid.uuid4().hex[:8], _count(parts))
+    written = [w for part in _run(_tasks(parts, options), compute_kwargs) for w in part]
     kind, schema = _check_partitions(written)
     files = [f for w in written for f in w.files]
     if kind == "dicts" and declared is None:
@@ -121,7 +115,8 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     result = _sluice._commit_files(root, files, mode, predicate, columns,
                                    _features(declared or {}), txn)
     return WriteResult(result["version"], sum(w.records for w in written),
-                       0 if result["duplicate"] else len(files), len(parts), result["duplicate"])
+                       0 if result["duplicate"] else len(files), _count(parts),
+                       result["duplicate"])
 
 
 def _absolute(path: str) -> str:
@@ -149,21 +144,67 @@ def _declared_features(features: Optional[Mapping[str, Any]], existing) -> Optio
     return asked or table or None
 
 
-def _partitions(collection: Any) -> list:
-    """One dask.delayed per partition, each an iterable of records."""
+def _partitions(collection: Any):
+    """A dask.bag.Bag, or a list of dask.delayed partitions (each an iterable of records)."""
     from dask.delayed import Delayed
-    module = type(collection).__module__
-    if module.startswith("dask.dataframe"):
+    if type(collection).__module__.startswith("dask.dataframe"):
         collection = collection.to_bag(index=False, format="dict")
     if type(collection).__module__.startswith("dask.bag"):
-        return collection.to_delayed()
+        return collection
     if isinstance(collection, (list, tuple)) and all(isinstance(p, Delayed) for p in collection):
         return list(collection)
     raise TypeError(f"to_table: expected a dask.bag.Bag, a dask.dataframe.DataFrame or a list "
                     f"of dask.delayed partitions, not {type(collection).__name__}")
 
 
-def _run(tasks: list, compute_kwargs: Mapping[str, Any]) -> List[_Written]:
+def _count(parts) -> int:
+    return len(parts) if isinstance(parts, list) else parts.npartitions
+
+
+def _tasks(parts, options: _Options) -> list:
+    """One dask.delayed per partition, computing [_Written]."""
+    import dask
+    if isinstance(parts, list):
+        return [dask.delayed(_write_listed, pure=False)(
+                    part, i, options, dask_key_name=(f"sluice-to-table-{options.job}", i))
+                for i, part in enumerate(parts)]
+    return _bag_tasks(parts, options)
+
+
+def _bag_tasks(bag, options: _Options) -> list:
+    """A bag's partitions are written where they are computed: each write task holds its
+    partition's task (from the bag's optimized graph) with the outer list()/reify() taken
+    off, as Dask's bag optimizer does inside fused tasks, so the write pulls records from an
+    iterator that runs the bag's maps and filters as it goes: a partition is never a list in
+    memory, and an error of the user's functions raises inside the write, which names it."""
+    from dask.bag.core import lazify_task
+    from dask.core import istask
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+    keys = bag.__dask_keys__()
+    graph = dict(bag.__dask_optimize__(bag.__dask_graph__(), keys))
+    name = f"sluice-to-table-{options.job}"
+    for i, key in enumerate(keys):
+        task = graph[key]
+        while not istask(task) and _is_key(task, graph):  # an alias left by fusion
+            task = graph[task]
+        graph[(name, i)] = (_write_listed, lazify_task(task, start=False), i, options)
+    layer = HighLevelGraph.from_collections(name, graph, dependencies=())
+    return [Delayed((name, i), layer, layer=name) for i in range(len(keys))]
+
+
+def _is_key(value: Any, graph: dict) -> bool:
+    try:
+        return value in graph
+    except TypeError:  # unhashable: a literal
+        return False
+
+
+def _write_listed(records: Any, partition: int, options: _Options) -> List[_Written]:
+    return [_write_partition(records, partition, options)]
+
+
+def _run(tasks: list, compute_kwargs: Mapping[str, Any]) -> List[List[_Written]]:
     """Runs the partitions' tasks; the first failure raises PartitionError naming its partition
     (with a distributed Client even when the partition's input failed, before its write)."""
     import dask
@@ -213,8 +254,7 @@ def _write_partition(records: Any, partition: int, options: _Options) -> _Writte
     except BaseException as e:
         writers.abort()
         if isinstance(e, Exception):
-            raise PartitionError(partition, f"partition {partition}: {type(e).__name__}: "
-                                 f"{e}; nothing was committed") from None
+            raise _named(partition, options.partitions, e) from None
         raise
     return _Written(partition, files, writers.records, kind, schema)
 

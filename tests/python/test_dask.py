@@ -136,7 +136,7 @@ def test_failing_partition_commits_nothing_and_names_the_partition(client, tmp_p
 def test_unencodable_value_names_partition_and_record(client, tmp_path):
     bag = db.from_sequence([{"id": 1}, {"id": 2}, {"id": 3}, {"id": None}], npartitions=2)
     with pytest.raises(sluice.dask.PartitionError,
-                       match=r"partition 1: TypeError: record 1: make_example: feature 'id' has an "
+                       match=r"partition 1 of 2: TypeError: record 1: make_example: feature 'id' has an "
                        r"unsupported value None"):
         sluice.dask.to_table(bag, tmp_path / "t")
     assert not os.path.exists(tmp_path / "t" / "_delta_log")
@@ -232,7 +232,7 @@ def test_record_against_the_tables_schema_names_partition_and_record(client, tmp
     bad = rows(10, 5)
     bad[3] = {"id": 13, "text": "doc 13"}  # no tokens
     with pytest.raises(sluice.dask.PartitionError,
-                       match=r"partition 0: InvalidArgumentError: record 3: feature 'tokens' is "
+                       match=r"partition 0 of 1: InvalidArgumentError: record 3: feature 'tokens' is "
                        r"absent here, int64 \(a varying number of values\) in the table's "
                        r"features"):
         sluice.dask.to_table(db.from_sequence(bad, npartitions=1), path)
@@ -272,8 +272,16 @@ def test_local_scheduler_without_client_names_the_partition(tmp_path):
     result = sluice.dask.to_table(db.from_sequence(rows(0, 20), npartitions=2), path,
                                   scheduler="sync")
     assert result.records == 20 and stored(path) == examples(rows(0, 20))
+    def poisoned(i):
+        if i == 7:
+            raise ValueError("bad row 7")
+        return {"id": i}
+    with pytest.raises(sluice.dask.PartitionError, match=r"partition 2 of 3: ValueError: bad row "
+                       r"7; nothing was committed"):  # the bag's map runs inside the write
+        sluice.dask.to_table(db.range(9, npartitions=3).map(poisoned), tmp_path / "other",
+                             scheduler="sync")
     bad = db.from_sequence([{"id": 1}, {"id": None}], npartitions=2)
-    with pytest.raises(sluice.dask.PartitionError, match=r"partition 1: TypeError: record 0: "
+    with pytest.raises(sluice.dask.PartitionError, match=r"partition 1 of 2: TypeError: record 0: "
                        r"make_example: feature 'id' has an unsupported value None"):
         sluice.dask.to_table(bad, tmp_path / "other", scheduler="sync")
 
