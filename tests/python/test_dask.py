@@ -136,8 +136,8 @@ def test_failing_partition_commits_nothing_and_names_the_partition(client, tmp_p
 def test_unencodable_value_names_partition_and_record(client, tmp_path):
     bag = db.from_sequence([{"id": 1}, {"id": 2}, {"id": 3}, {"id": None}], npartitions=2)
     with pytest.raises(sluice.dask.PartitionError,
-                       match=r"partition 1 of 2: TypeError: record 1: make_example: feature 'id' has an "
-                       r"unsupported value None"):
+                       match=r"partition 1 of 2: TypeError: record 1: make_example: feature "
+                       r"'id' has an unsupported value None"):
         sluice.dask.to_table(bag, tmp_path / "t")
     assert not os.path.exists(tmp_path / "t" / "_delta_log")
     left = shards_on_disk(tmp_path / "t")  # partition 0's, unreferenced; the failed task
@@ -232,9 +232,9 @@ def test_record_against_the_tables_schema_names_partition_and_record(client, tmp
     bad = rows(10, 5)
     bad[3] = {"id": 13, "text": "doc 13"}  # no tokens
     with pytest.raises(sluice.dask.PartitionError,
-                       match=r"partition 0 of 1: InvalidArgumentError: record 3: feature 'tokens' is "
-                       r"absent here, int64 \(a varying number of values\) in the table's "
-                       r"features"):
+                       match=r"partition 0 of 1: InvalidArgumentError: record 3: feature "
+                       r"'tokens' is absent here, int64 \(a varying number of values\) in the "
+                       r"table's features"):
         sluice.dask.to_table(db.from_sequence(bad, npartitions=1), path)
     with pytest.raises(sluice.InvalidArgumentError, match=r"features: feature 'id' is "
                        r"bytes \(1 value per record\) here, int64 \(1 value per record\) in the "
