@@ -160,6 +160,20 @@ class FlakyRecords:
             yield r
 
 
+class DyingRecords(FlakyRecords):
+    """Like FlakyRecords, but the first attempt kills its worker process (as the OOM killer
+    would): no exception, no clean-up; the nanny restarts the worker and the scheduler
+    reschedules the task."""
+
+    def __iter__(self):
+        for i, r in enumerate(self.records):
+            if i == self.after and not os.path.exists(self.marker):
+                with open(self.marker, "w") as f:
+                    f.write("\n".join(sorted(shards_on_disk(self.root))))
+                os._exit(1)
+            yield r
+
+
 def blobs(first, n):
     """Rows of 200 KB incompressible bytes: a shard closes after its first zstd frame (1 MB)."""
     import random
@@ -178,6 +192,26 @@ def test_retried_partition_leaves_each_record_once(client, tmp_path):
     assert stored(path) == examples(blobs(0, 25))
     assert shards_on_disk(path) == set(sluice.Table(path).files())  # the attempt cleaned up
     assert_independent_reader_agrees(path)
+
+
+def test_killed_worker_leaves_unreferenced_shards_that_vacuum_reclaims(client, tmp_path):
+    path, marker = tmp_path / "t", str(tmp_path / "killed-once")
+    parts = [dask.delayed(blobs)(0, 5),
+             dask.delayed(DyingRecords)(blobs(5, 15), 12, marker, str(path)),
+             dask.delayed(blobs)(20, 5)]
+    result = sluice.dask.to_table(parts, path, target_file_size=1000)
+    with open(marker) as f:
+        killed = {p for p in f.read().split() if "-00001-" in p}
+    assert killed  # shards of the killed attempt, closed before it died
+    assert result.records == 25 and versions(path) == [0]
+    assert stored(path) == examples(blobs(0, 25))
+    t = sluice.Table(path)
+    leftovers = shards_on_disk(path) - set(t.files())
+    assert killed <= leftovers and all("-00001-" in p for p in leftovers)
+    removed = t.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
+    assert {p for p in removed if p.endswith(".tfrecord.zst")} == leftovers
+    assert shards_on_disk(path) == set(t.files())
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed one
 
 
 def test_overwrite_replaces_every_file(client, tmp_path):
