@@ -19,6 +19,7 @@ import dask  # noqa: E402
 import sluice  # noqa: E402
 import sluice.dask  # noqa: E402
 from delta_reader import read_snapshot, versions  # noqa: E402
+from s3_server import S3Server  # noqa: E402
 
 HANG_SECONDS = 120  # a test that takes longer ends the run with every thread's traceback
 
@@ -36,6 +37,12 @@ def client():
     finally:
         c.close(timeout=30)
         cluster.close(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    with S3Server() as server:  # a real S3 server (Ceph RGW), stopped with the module
+        yield server
 
 
 @pytest.fixture(autouse=True)
@@ -404,3 +411,34 @@ def test_record_checker_merges_counts_and_refuses_other_types_and_fixed_counts()
     with pytest.raises(sluice.InvalidArgumentError, match=r"record 1: feature 'u' is int64 "
                        r"\(1 value per record\) here, absent in earlier records"):
         checked(None, [{"t": 1}, {"t": 1, "u": 2}])
+
+
+def set_environ(env):
+    os.environ.clear()
+    os.environ.update(env)
+
+
+def test_workers_write_an_s3_table_the_client_commits(client, s3_server, tmp_path, monkeypatch):
+    from test_table_concurrency import mirror
+    env = s3_server.environ()
+    saved = client.run(lambda: dict(os.environ))
+    client.run(set_environ, env)  # S3 settings are resolved per call, on every worker
+    try:
+        for k in [k for k in os.environ if k.startswith("AWS_")]:
+            monkeypatch.delenv(k)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        uri = f"s3://{s3_server.bucket('dask')}/t"
+        first = sluice.dask.to_table(db.from_sequence(rows(0, 60), npartitions=4), uri,
+                                     txn=("job", 1))
+        again = sluice.dask.to_table(db.from_sequence(rows(0, 60), npartitions=4), uri,
+                                     txn=("job", 1))
+        assert first.version == 0 and first.files == 4 and again.duplicate
+        assert stored(uri) == examples(rows(0, 60))
+        files = sluice.Table(uri).files()
+    finally:
+        for worker, before in saved.items():
+            client.run(set_environ, before, workers=[worker])
+    mirror(s3_server.client(), "dask", "t", tmp_path / "copy")
+    assert read_snapshot(str(tmp_path / "copy")).paths() == files
+    assert_independent_reader_agrees(tmp_path / "copy")
