@@ -104,6 +104,11 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
             return WriteResult(existing.version(), 0, 0, _count(parts), True)
     declared = _declared_features(features, existing)
     columns = list(partition_by) if partition_by is not None else sorted(partition or {})
+    if existing is not None and set(existing.metadata()["partition_columns"]) != set(columns):
+        raise _sluice.InvalidArgumentError(
+            f"the table at {root} is partitioned by {existing.metadata()['partition_columns']}"
+            f", not {columns}: pass partition_by= (and/or partition=) accordingly; nothing "
+            f"was written")
     options = _Options(root, _partition(partition), codec, int(target_file_size), declared,
                        tuple(c for c in columns if c not in (partition or {})),
                        uuid.uuid4().hex[:8], _count(parts))
@@ -219,9 +224,8 @@ def _run(tasks: list, compute_kwargs: Mapping[str, Any]) -> List[List[_Written]]
             if future.status == "error":
                 raise _named(index[future.key], len(futures), future.exception())
             if future.status == "cancelled":
-                raise PartitionError(index[future.key],
-                                     f"partition {index[future.key]}: its task was cancelled; "
-                                     f"nothing was committed")
+                raise _named(index[future.key], len(futures),
+                             _sluice.CancelledError("its task was cancelled"))
         return client.gather(futures)
     except BaseException:
         client.cancel(futures)
@@ -319,11 +323,14 @@ def _write_records(writers: _Writers, records: Any, options: _Options):
 def _partition_values(record: Mapping, columns: Tuple[str, ...], number: int):
     """The record without its partition columns, and their values as the log spells them
     (strings; None is null)."""
+    if not columns:
+        return (record if isinstance(record, dict) else dict(record)), ()
     record = dict(record)  # make_example takes a dict; a partition column leaves this copy
     values = []
     for column in columns:
         if column not in record:
-            raise KeyError(f"record {number} has no partition column '{column}'")
+            raise _sluice.InvalidArgumentError(
+                f"record {number} has no partition column '{column}'")
         value = record.pop(column)
         if isinstance(value, bytes):
             value = value.decode("utf-8")

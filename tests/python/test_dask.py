@@ -354,10 +354,14 @@ def test_partition_by_takes_each_records_value_as_delta_does(client, tmp_path):
     t.delete("source = 'web'")
     assert stored(path) == examples([{k: v for k, v in r.items() if k != "source"}
                                      for r in data if r["source"] != "web"])
-    with pytest.raises(sluice.dask.PartitionError, match=r"record 0 has no partition column "
-                       r"'source'"):
+    with pytest.raises(sluice.dask.PartitionError, match=r"partition 0 of 1: "
+                       r"InvalidArgumentError: record 0 has no partition column 'source'"):
         sluice.dask.to_table(db.from_sequence(rows(0, 2), npartitions=1), path,
                              partition_by=["source"])
+    with pytest.raises(sluice.InvalidArgumentError, match=r"is partitioned by \['source'\], "
+                       r"not \[\]: pass partition_by="):
+        sluice.dask.to_table(db.from_sequence(rows(0, 2), npartitions=1), path)
+    assert versions(path) == [0, 1]  # the write and the delete
 
 
 def test_feature_specs_are_what_make_example_encoded():
