@@ -36,7 +36,8 @@ void AddInputsAndOut(CLI::App* command, std::vector<std::string>* files, std::st
 struct ConvertJobFlags {
   DistFlags dist;
   std::string task_size = "auto";  // Default: auto (dist::AutoTaskBytes)
-  bool table = false;              // --table: OUT is a table; the output is one append
+  bool table = false;              // --table: OUT is a table; the output is one commit
+  std::string mode = "append";     // --mode append|overwrite (with --table). Default: append
 };
 void AddConvertJobFlags(CLI::App* command, ConvertJobFlags* flags);
 

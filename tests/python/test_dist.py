@@ -276,8 +276,26 @@ def test_convert_into_a_table_appends_one_commit_per_job(jsonl_files, tmp_path):
     assert table_adds(out) == [1198, 1198]
     assert not (out / "dataset.json").exists() and not (out / ".sluice-job").exists()
     r = run(convert_jsonl(jsonl_files, out) + ["--table", "--overwrite"], check=1)
-    assert "--overwrite with --table" in r.stderr
+    assert "--overwrite with --table" in r.stderr and "--mode overwrite" in r.stderr
     assert table_adds(out) == [1198, 1198]
+
+
+def test_convert_into_a_table_with_mode_overwrite_replaces_its_files(jsonl_files, tmp_path):
+    from delta_reader import read_snapshot
+    out = tmp_path / "table"
+    run(convert_jsonl(jsonl_files, out) + ["--table", "--mode", "overwrite"])  # creates it
+    run(convert_jsonl(jsonl_files, out) + ["--table"])
+    before = read_snapshot(str(out))
+    assert (before.version, before.num_records()) == (1, 2 * 1198)
+    run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table", "--mode", "overwrite"])
+    after = read_snapshot(str(out))
+    assert (after.version, after.num_records()) == (2, 1198)
+    assert not set(after.files) & set(before.files)  # every earlier file removed
+    assert set(after.tombstones) == set(before.files)
+    assert after.commit_infos[2]["operationParameters"]["mode"] == "Overwrite"  # as Spark writes it
+    assert read_snapshot(str(out), 1).num_records() == 2 * 1198  # time travel still works
+    r = run(convert_jsonl(jsonl_files, tmp_path / "plain") + ["--mode", "overwrite"], check=2)
+    assert "--mode requires --table" in r.stderr
 
 
 def ranks_of(p):

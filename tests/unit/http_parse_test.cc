@@ -1,7 +1,7 @@
 // ApplyHeaderLine and ParseContentRange: the pieces of HTTP responses sluice parses itself.
-#include <gtest/gtest.h>
-
 #include "io/http_parse.h"
+
+#include <gtest/gtest.h>
 
 namespace sluice::io {
 namespace {
