@@ -35,6 +35,10 @@ TEST(HttpParse, MalformedStatusLineLeavesStatusZero) {
   EXPECT_EQ(r.status, 0);
   ApplyHeaderLine("HTTP/1.1\r\n", &r);
   EXPECT_EQ(r.status, 0);
+  ApplyHeaderLine("HTTP/1.1 -10 Negative\r\n", &r);
+  EXPECT_EQ(r.status, 0);
+  ApplyHeaderLine("HTTP/1.1 +20 Signed\r\n", &r);
+  EXPECT_EQ(r.status, 0);
 }
 
 TEST(HttpParse, ContentRange) {
