@@ -36,8 +36,7 @@ void AddInputsAndOut(CLI::App* command, std::vector<std::string>* files, std::st
 struct ConvertJobFlags {
   DistFlags dist;
   std::string task_size = "auto";  // Default: auto (dist::AutoTaskBytes)
-  bool table = false;              // --table: OUT is a table; the output is one commit
-  std::string mode = "append";     // --mode append|overwrite (with --table). Default: append
+  TableOutputFlags output;         // --table, --mode
 };
 void AddConvertJobFlags(CLI::App* command, ConvertJobFlags* flags);
 

@@ -122,6 +122,36 @@ def test_a_killed_rank_publishes_nothing_and_a_rerun_publishes_once(corpus, tmp_
     assert ids(out) == list(range(250))
 
 
+def test_dedup_with_overwrite_replaces_its_earlier_output(corpus, tmp_path):
+    run([SLUICE, "dedup", corpus / "ds", tmp_path / "out"])
+    run([SLUICE, "dedup", corpus / "ds", tmp_path / "out", "--feature", "text", "--overwrite"])
+    assert ids(tmp_path / "out") == list(range(250))
+
+
+def test_keyed_jobs_read_a_table_version_and_write_into_a_table(corpus, tmp_path):
+    """IN may be a table (its live files at a version), OUT a table (one commit)."""
+    from delta_reader import read_snapshot
+    table = tmp_path / "in"
+    run([SLUICE, "convert", "jsonl", corpus / "in.jsonl", table, "--table", "--shard-size", "2KB",
+         "--codec", "none"])  # version 0
+    run([SLUICE, "reshard", f"{table}@v0", table, "--table", "--mode", "overwrite", "--seed", "3",
+         "--shard-size", "5KB"])  # version 1: the same records, other shards
+    four = stats_json(MPIRUN + [SLUICE, "stats", f"{table}@v0", "--key", "lang", "--json"])
+    latest = stats_json([SLUICE, "stats", table, "--key", "lang", "--json"])
+    assert four["counts"] == latest["counts"] == {"en": 360, "de": 60, "fr": 120, "ja": 60}
+    out = tmp_path / "deduped"
+    run(MPIRUN + [SLUICE, "dedup", table, out, "--feature", "text", "--table"])
+    run([SLUICE, "dedup", f"{table}@v0", out, "--feature", "text", "--table"])
+    snap = read_snapshot(str(out))
+    assert snap.version == 1 and snap.num_records() == 2 * 250
+    assert json.loads(snap.metadata["schemaString"])["fields"]  # the input's features
+    run([SLUICE, "dedup", f"{table}@v0", out, "--feature", "text", "--table", "--mode",
+         "overwrite"])
+    assert read_snapshot(str(out)).num_records() == 250
+    # version 0 is in input order: the first of each text is ids 0..249 (the known answer)
+    assert sorted(r["id"]["int64"][0] for r in inspect_json(out)) == list(range(250))
+
+
 def records_in_order(path):
     return [r["id"]["int64"][0] for r in inspect_json(path)]
 
