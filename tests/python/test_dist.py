@@ -388,6 +388,36 @@ def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(js
     assert data == listed
 
 
+def test_ctrl_c_of_mpirun_commits_nothing_and_a_rerun_commits_once(jsonl_files, tmp_path):
+    """SIGINT to mpirun (Ctrl-C) while a convert into a table runs: no commit, the finished
+    tasks are kept, and the rerun reuses them and commits once."""
+    from delta_reader import read_snapshot
+    out = tmp_path / "table"
+    env = dict(ENV, SLUICE_FAULT_SLOW_TASK="6:120")  # task 6 hangs; the others finish
+    p = subprocess.Popen(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table",
+                                                                    "--no-speculation"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ranks = ranks_of(p)
+    job = out / ".sluice-job"
+    for _ in range(600):  # until a few tasks are recorded as finished
+        if job.exists() and len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4:
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=60)
+    wait_gone(ranks)
+    assert p.returncode != 0
+    log = out / "_delta_log"
+    assert not log.exists() or not [n for n in os.listdir(log) if n.endswith(".json")]
+    assert len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4
+    r = run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
+    reused = int(r.stdout.split(" reused from an interrupted run")[0].split(", ")[-1])
+    assert reused >= 4
+    snap = read_snapshot(str(out))
+    assert snap.version == 0 and snap.num_records() == 1198
+    assert not job.exists()
+
+
 # --- Slurm: a single-node cluster on 127.0.0.1, started and stopped by this module --------
 
 @pytest.fixture(scope="module")
