@@ -364,59 +364,6 @@ def test_partition_by_takes_each_records_value_as_delta_does(client, tmp_path):
     assert versions(path) == [0, 1]  # the write and the delete
 
 
-def test_feature_specs_are_what_make_example_encoded():
-    import numpy as np
-    from sluice.features import check_schema, merge_schema
-
-    def spec(value):
-        data, types, counts = sluice._sluice._make_example_and_schema({"f": value})
-        assert data == sluice.make_example({"f": value})
-        return types["f"], counts["f"]
-    assert spec("text") == ("bytes", 1) and spec(b"x") == ("bytes", 1)
-    assert spec(True) == ("int64", 1) and spec(np.int32(3)) == ("int64", 1)
-    assert spec(0.5) == ("float", 1)
-    assert spec([1, 2.5]) == ("float", 2)  # one float list
-    assert spec(np.zeros((2, 3), np.uint8)) == ("int64", 6)
-    assert spec(["a", b"b"]) == ("bytes", 2)
-    assert spec([]) == (None, 0) and spec(np.array([], "i8")) == ("int64", 0)
-    for bad in (None, {"a": 1}, [[1], [2, 3]], 1j):
-        with pytest.raises(TypeError, match="make_example: feature 'f' has"):
-            spec(bad)
-    a, b = {"x": ("int64", 1), "y": (None, 0)}, {"x": ("int64", 3), "y": ("bytes", 1)}
-    assert check_schema(a, b, counts=False) is None
-    assert check_schema(a, b, counts=True) == ("x", ("int64", 3), ("int64", 1))
-    assert merge_schema(a, b) == {"x": ("int64", -1), "y": ("bytes", -1)}
-    assert check_schema(a, {"x": ("float", 1), "y": (None, 0)}, counts=False)[0] == "x"
-    assert check_schema(a, {"x": ("int64", 1)}, counts=False) == ("y", None, (None, 0))
-
-
-def test_record_checker_merges_counts_and_refuses_other_types_and_fixed_counts():
-    from sluice.features import RecordChecker
-
-    def checked(declared, records):
-        checker = RecordChecker(declared)
-        for number, r in enumerate(records):
-            _, types, counts = sluice._sluice._make_example_and_schema(r)
-            checker.check(number, types, counts)
-        return checker.schema()
-    assert checked(None, []) is None
-    varying = [{"t": []}, {"t": [1, 2]}, {"t": [3, 4]}, {"t": []}]
-    assert checked(None, varying) == {"t": ("int64", -1)}
-    assert checked(None, [{"t": []}, {"t": []}]) == {"t": (None, 0)}
-    assert checked({"t": ("int64", 2)}, [{"t": [1, 2]}] * 3) == {"t": ("int64", 2)}
-    with pytest.raises(sluice.InvalidArgumentError, match=r"record 2: feature 't' is int64 "
-                       r"\(3 values per record\) here, int64 \(2 values per record\) in the "
-                       r"table's features"):
-        checked({"t": ("int64", 2)}, [{"t": [1, 2]}, {"t": [1, 2]}, {"t": [1, 2, 3]}])
-    with pytest.raises(sluice.InvalidArgumentError, match=r"record 2: feature 't' is float "
-                       r"\(1 value per record\) here, int64 \(a varying number of values\) in "
-                       r"earlier records"):
-        checked(None, [{"t": []}, {"t": [1, 2]}, {"t": 0.5}])
-    with pytest.raises(sluice.InvalidArgumentError, match=r"record 1: feature 'u' is int64 "
-                       r"\(1 value per record\) here, absent in earlier records"):
-        checked(None, [{"t": 1}, {"t": 1, "u": 2}])
-
-
 def set_environ(env):
     os.environ.clear()
     os.environ.update(env)
