@@ -107,6 +107,20 @@ def test_bag_of_dicts_is_one_commit_per_call_with_every_record_once(client, tmp_
     assert sorted(int(e["id"]) for e in parsed) == list(range(400))
 
 
+def test_lines_of_compressed_text_files_stream_into_one_commit(client, tmp_path):
+    import glob
+    import gzip
+    files = sorted(glob.glob("/usr/share/doc/linux-doc-6.1/Documentation/PCI/*.rst.gz"))[:4]
+    if not files:
+        pytest.skip("linux-doc-6.1 is not installed")
+    bag = db.read_text(files, compression="gzip").map(lambda line: {"line": line.rstrip()})
+    result = sluice.dask.to_table(bag, tmp_path / "t")
+    lines = [{"line": line.rstrip()} for f in files for line in gzip.open(f, "rt")]
+    assert result.records == len(lines) and result.partitions == len(files)
+    assert stored(tmp_path / "t") == examples(lines)
+    assert_independent_reader_agrees(tmp_path / "t")
+
+
 def test_serialized_records_are_written_as_given(client, tmp_path):
     path = tmp_path / "t"
     records = [f"r{i}".encode() for i in range(50)]
