@@ -235,6 +235,19 @@ def test_killed_worker_leaves_unreferenced_shards_that_vacuum_reclaims(client, t
     client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed one
 
 
+def test_two_jobs_appending_at_once_both_commit_once(client, tmp_path):
+    import concurrent.futures
+    path = tmp_path / "t"
+    sluice.dask.to_table(db.from_sequence(rows(0, 10), npartitions=1), path)
+    bags = [db.from_sequence(rows(100 * j, 50), npartitions=3) for j in (1, 2, 3)]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda bag: sluice.dask.to_table(bag, path), bags))
+    assert sorted(r.version for r in results) == [1, 2, 3] and versions(path) == [0, 1, 2, 3]
+    assert stored(path) == examples(rows(0, 10) + rows(100, 50) + rows(200, 50) + rows(300, 50))
+    assert len({f.split("-")[1] for f in sluice.Table(path).files()}) == 4  # one job id each
+    assert_independent_reader_agrees(path)
+
+
 def test_overwrite_replaces_every_file(client, tmp_path):
     path = tmp_path / "t"
     sluice.dask.to_table(db.from_sequence(rows(0, 50), npartitions=2), path)
