@@ -77,6 +77,8 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
              partition: Optional[Mapping[str, Any]] = None,
              partition_by: Optional[Sequence[str]] = None, codec: str = "zstd",
              target_file_size: int = DEFAULT_TARGET_FILE_SIZE, txn: Optional[TxnId] = None,
+             name: Optional[str] = None, description: Optional[str] = None,
+             configuration: Optional[Mapping[str, str]] = None,
              **compute_kwargs: Any) -> WriteResult:
     """Writes a dask.bag (of feature dicts or serialized records), a dask.dataframe (its rows,
     as dicts) or a list of dask.delayed partitions into the table at PATH as ONE commit.
@@ -86,8 +88,10 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     the one the records have) and partitioned by `partition_by` (default: the keys of
     `partition`, the partition values of every shard written); a column of `partition_by`
     not in `partition` is taken out of each dict record as delta-rs does (its value names
-    the shard's partition directory). `txn=(app_id, version)` makes
-    a rerun of the same job commit nothing. PATH must be reachable from the workers (an
+    the shard's partition directory); `name`, `description` and `configuration` (table
+    properties, "delta.*") as delta-rs's, used when this call creates the table.
+    `txn=(app_id, version)` makes a rerun of the same job commit nothing. PATH must be
+    reachable from the workers (an
     absolute local path on a shared file system, s3://, hdfs://). `compute_kwargs` go to
     `Client.compute` (e.g. retries=2) or `dask.compute` when no distributed Client is active.
     A failed partition raises PartitionError naming it; nothing is committed then."""
@@ -118,7 +122,8 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     if kind == "dicts" and declared is None:
         declared = {name: (spec[0] or "float", spec[1]) for name, spec in schema.items()}
     result = _sluice._commit_files(root, files, mode, predicate, columns,
-                                   _features(declared or {}), txn)
+                                   _features(declared or {}), txn, name, description,
+                                   dict(configuration or {}))
     return WriteResult(result["version"], sum(w.records for w in written),
                        0 if result["duplicate"] else len(files), _count(parts),
                        result["duplicate"])

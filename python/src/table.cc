@@ -324,17 +324,23 @@ class PyTableWriter {
   std::unique_ptr<table::TableWriter> writer_;
 };
 
-// Commits files a _TableWriter wrote under PATH: creates the table (holding them, version 0)
-// when absent, else appends or overwrites (the files matching `predicate`).
+// Commits files a _TableWriter wrote under PATH: creates the table (holding them, version 0;
+// with the name, description and configuration given) when absent, else appends or
+// overwrites (the files matching `predicate`).
 py::dict CommitFiles(const std::string& path, std::vector<DataFile> files, const std::string& mode,
                      const std::optional<std::string>& predicate,
                      const std::vector<std::string>& partition_by,
                      const std::map<std::string, std::pair<std::string, int64_t>>& features,
-                     const std::optional<std::pair<std::string, int64_t>>& txn) {
+                     const std::optional<std::pair<std::string, int64_t>>& txn,
+                     std::optional<std::string> name, std::optional<std::string> description,
+                     const std::map<std::string, std::string>& configuration) {
   if (mode != "append" && mode != "overwrite") {
     ThrowStatus(InvalidArgument("mode must be 'append' or 'overwrite', not '" + mode + "'"));
   }
   table::CommitOptions o = Commit(txn, partition_by, features);
+  o.create.name = std::move(name);
+  o.create.description = std::move(description);
+  o.create.configuration = configuration;
   table::FilePredicate where = Predicate(predicate);
   std::string local;
   io::FileSystem* fs = ValueOrThrow(io::FileSystemFor(path, &local));
@@ -410,7 +416,9 @@ void RegisterTable(py::module_& m) {
   m.def("_resolve_table", &ResolveTable, arg("path"), arg("version") = py::none(),
         arg("timestamp_ms") = py::none());
   m.def("_commit_files", &CommitFiles, arg("path"), arg("files"), arg("mode"), arg("predicate"),
-        arg("partition_by"), arg("features"), arg("txn"));
+        arg("partition_by"), arg("features"), arg("txn"), arg("name") = py::none(),
+        arg("description") = py::none(),
+        arg("configuration") = std::map<std::string, std::string>{});
   m.def("_parse_timestamp",
         [](const std::string& text) { return ValueOrThrow(table::ParseTimestamp(text)); });
   m.def("_format_timestamp", [](int64_t ms) { return table::FormatTimestamp(ms); });

@@ -88,7 +88,9 @@ def assert_independent_reader_agrees(path):
 
 def test_bag_of_dicts_is_one_commit_per_call_with_every_record_once(client, tmp_path):
     path = tmp_path / "t"
-    first = sluice.dask.to_table(db.from_sequence(rows(0, 300), npartitions=6), path)
+    first = sluice.dask.to_table(db.from_sequence(rows(0, 300), npartitions=6), path,
+                                 name="crawl", description="from dask",
+                                 configuration={"delta.checkpointInterval": "50"})
     assert first == (0, 300, 6, 6, False)
     second = sluice.dask.to_table(db.from_sequence(rows(300, 100), npartitions=3), path)
     assert second.version == 1 and second.records == 100
@@ -97,6 +99,9 @@ def test_bag_of_dicts_is_one_commit_per_call_with_every_record_once(client, tmp_
     assert stored(path, version=0) == examples(rows(0, 300))
     t = sluice.Table(path)
     assert t.schema() == {"id": ("int64", 1), "text": ("bytes", 1), "tokens": ("int64", -1)}
+    meta = t.metadata()
+    assert (meta["name"], meta["description"]) == ("crawl", "from dask")
+    assert meta["configuration"]["delta.checkpointInterval"] == "50"
     assert [h["operation"] for h in t.history()] == ["WRITE", "WRITE"]
     snap = assert_independent_reader_agrees(path)
     assert snap.num_records() == 400
