@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import uuid
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -100,6 +101,10 @@ def to_table(collection: Any, path: Union[str, os.PathLike], *, mode: str = "app
     if predicate is not None and mode != "overwrite":
         raise _sluice.InvalidArgumentError("a predicate is only for mode='overwrite'")
     root = _absolute(os.fspath(path))
+    if re.search(r"@v\d+/*$", root):
+        raise _sluice.InvalidArgumentError(
+            f"{root}: a write goes to the latest version: name the table's directory, without "
+            f"@vN")
     parts = _partitions(collection)
     existing = _open_table(root)
     if txn is not None and existing is not None:

@@ -359,9 +359,14 @@ def test_local_scheduler_without_client_names_the_partition(tmp_path):
         sluice.dask.to_table(bad, tmp_path / "other", scheduler="sync")
 
 
-def test_not_a_collection_is_refused(tmp_path):
+@pytest.mark.filterwarnings("ignore:Running on a single-machine scheduler")
+def test_bad_arguments_are_refused_before_any_task(tmp_path):
     with pytest.raises(TypeError, match=r"expected a dask.bag.Bag"):
         sluice.dask.to_table([{"id": 1}], tmp_path / "t")
+    sluice.dask.to_table(db.from_sequence([b"x"]), tmp_path / "t", scheduler="sync")
+    with pytest.raises(sluice.InvalidArgumentError, match=r"t@v0: a write goes to the latest"):
+        sluice.dask.to_table(db.from_sequence([b"y"]), f"{tmp_path}/t@v0", scheduler="sync")
+    assert not os.path.exists(f"{tmp_path}/t@v0")
     with pytest.raises(sluice.InvalidArgumentError, match="only for mode='overwrite'"):
         sluice.dask.to_table(db.from_sequence([]), tmp_path / "t", predicate="a = 'b'")
 
