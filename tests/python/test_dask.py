@@ -430,3 +430,33 @@ def test_workers_write_an_s3_table_the_client_commits(client, s3_server, tmp_pat
     mirror(s3_server.client(), "dask", "t", tmp_path / "copy")
     assert read_snapshot(str(tmp_path / "copy")).paths() == files
     assert_independent_reader_agrees(tmp_path / "copy")
+
+
+def bag_shapes():
+    def rec(i):
+        return {"id": i}
+
+    def block(a):
+        return [rec(i) for i in range(a, a + 5)]
+    return {
+        "from_delayed": lambda: db.from_delayed([dask.delayed(block)(a) for a in (0, 5, 10)]),
+        "concat": lambda: db.concat([db.range(5, npartitions=2).map(rec),
+                                     db.range(3, npartitions=1).map(rec)]),
+        "repartition": lambda: db.range(20, npartitions=4).map(rec).repartition(2),
+        "flatten": lambda: db.from_sequence([[1, 2], [3], [4, 5, 6]], npartitions=2)
+                             .flatten().map(rec),
+        "distinct": lambda: db.from_sequence([1, 1, 2, 3, 3, 4], npartitions=3)
+                              .distinct().map(rec),
+        "persisted": lambda: db.range(10, npartitions=3).map(rec).persist(scheduler="sync"),
+    }
+
+
+@pytest.mark.filterwarnings("ignore:Running on a single-machine scheduler")
+@pytest.mark.parametrize("shape", sorted(bag_shapes()))
+def test_bag_graph_shapes_write_what_the_bag_computes(shape, tmp_path):
+    """The write tasks take each partition's task out of the bag's optimized graph: every
+    shape of graph must give exactly what the bag computes."""
+    bag = bag_shapes()[shape]()
+    result = sluice.dask.to_table(bag, tmp_path / "t", scheduler="sync")
+    assert result.partitions == bag.npartitions
+    assert stored(tmp_path / "t") == examples(bag.compute(scheduler="sync"))
