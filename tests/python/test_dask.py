@@ -460,3 +460,28 @@ def test_bag_graph_shapes_write_what_the_bag_computes(shape, tmp_path):
     result = sluice.dask.to_table(bag, tmp_path / "t", scheduler="sync")
     assert result.partitions == bag.npartitions
     assert stored(tmp_path / "t") == examples(bag.compute(scheduler="sync"))
+
+
+STREAM_SCRIPT = """
+import os, resource, sys
+import dask.bag as db
+import sluice.dask
+def row(i):
+    return {"id": i, "blob": os.urandom(100_000)}
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+bag = db.range(2000, npartitions=1).map(row)  # one partition of 200 MB
+result = sluice.dask.to_table(bag, sys.argv[1], scheduler="sync", codec="none")
+assert result.records == 2000, result
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+
+
+def test_a_partition_streams_into_its_shards_without_being_held_in_memory(tmp_path):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", STREAM_SCRIPT, str(tmp_path / "t")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    growth_mb = int(r.stdout.split()[-1])
+    assert growth_mb < 64, f"peak RSS grew by {growth_mb} MB writing a 200 MB partition"
+    assert sluice.Table(tmp_path / "t").num_records() == 2000
