@@ -44,6 +44,23 @@ def committed_lines(stdout):
     return out
 
 
+def run_writers(uri, writers, commits, checkpoint_interval, env):
+    """`writers` writer processes of `commits` appends of 10 records each, run to the end:
+    every (version, path, records) they reported, and their commit attempts in all."""
+    procs = [subprocess.Popen([TOOL, uri, "--commits", str(commits), "--records", "10",
+                               "--writer", str(w), "--checkpoint-interval",
+                               str(checkpoint_interval)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for w in range(writers)]
+    reported, attempts = [], 0
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        reported += committed_lines(out)
+        attempts += sum(int(m.group(2)) for m in map(COMMITTED.match, out.splitlines()) if m)
+    return reported, attempts
+
+
 def all_records(path):
     return [element["record"] for element in sluice.read(str(path))]
 
@@ -194,16 +211,7 @@ def test_8_writer_processes_x_5_appends_on_s3_give_versions_0_to_39(s3, tmp_path
     bucket = s3.bucket("table-concurrency")
     uri = f"s3://{bucket}/t"
     env = s3_environ(s3)
-    writers = [subprocess.Popen([TOOL, uri, "--commits", "5", "--records", "10", "--writer",
-                                 str(w), "--checkpoint-interval", "10"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env) for w in range(8)]
-    reported, attempts = [], 0
-    for p in writers:
-        out, err = p.communicate(timeout=600)
-        assert p.returncode == 0, err
-        reported += committed_lines(out)
-        attempts += sum(int(m.group(2)) for m in map(COMMITTED.match, out.splitlines()) if m)
+    reported, attempts = run_writers(uri, 8, commits=5, checkpoint_interval=10, env=env)
     print(f"S3: 40 commits in {attempts} put attempts (the others lost a race: 412)")
     assert sorted(v for v, _, _ in reported) == list(range(40))
     local = tmp_path / "t"

@@ -14,7 +14,7 @@ import pytest
 
 import sluice
 from delta_reader import read_snapshot, versions
-from test_table_concurrency import COMMITTED, TOOL, committed_lines
+from test_table_concurrency import TOOL, run_writers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from tool_servers import WebHdfsServer  # noqa: E402
@@ -43,16 +43,7 @@ def run(*args, check=0):
 
 def test_4_writer_processes_x_5_appends_on_hdfs_give_versions_0_to_19(hdfs, hdfs_env):
     url = hdfs.url("/tables/concurrent")
-    writers = [subprocess.Popen([TOOL, url, "--commits", "5", "--records", "10", "--writer",
-                                 str(w), "--checkpoint-interval", "8"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=ENV) for w in range(4)]
-    reported, attempts = [], 0
-    for p in writers:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err
-        reported += committed_lines(out)
-        attempts += sum(int(m.group(2)) for m in map(COMMITTED.match, out.splitlines()) if m)
+    reported, attempts = run_writers(url, 4, commits=5, checkpoint_interval=8, env=ENV)
     print(f"HDFS: 20 commits in {attempts} create attempts (the others lost a race)")
     assert sorted(v for v, _, _ in reported) == list(range(20))
     backing = Path(hdfs.root) / "tables" / "concurrent"
