@@ -60,8 +60,8 @@ def commit_text(version, timestamp, rolling):
         actions.append({"remove": {"path": file_name(version - 1), "deletionTimestamp": timestamp,
                                    "dataChange": True}})
     info = {"commitInfo": {"timestamp": timestamp, "operation": "WRITE",
-                           "operationParameters": {"mode": "\"Overwrite\"" if rolling
-                                                   else "\"Append\""},
+                           "operationParameters": {"mode": "Overwrite" if rolling
+                                                   else "Append"},
                            "readVersion": version - 1, "isBlindAppend": not rolling,
                            "engineInfo": "sluice/bench", "sluice": {"actions": len(actions)}}}
     return "".join(json.dumps(a) + "\n" for a in [info] + actions)

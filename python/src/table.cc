@@ -62,6 +62,24 @@ py::dict FileDict(const DataFile& f) {
   return d;
 }
 
+// A DataFile as a tuple and back: written on a worker, committed by the client (sluice.dask).
+py::tuple DataFileState(const DataFile& f) {
+  return py::make_tuple(f.path, f.size, f.records, Partitions(f.partition_values), f.tags,
+                        f.modification_time_ms);
+}
+
+DataFile DataFileFromState(const py::tuple& t) {
+  if (t.size() != 6) ThrowStatus(InvalidArgument("a _DataFile state is a tuple of 6"));
+  DataFile f;
+  f.path = t[0].cast<std::string>();
+  f.size = t[1].cast<int64_t>();
+  f.records = t[2].cast<int64_t>();
+  f.partition_values = PartitionsFrom(t[3].cast<std::map<std::string, py::object>>());
+  f.tags = t[4].cast<std::map<std::string, std::string>>();
+  f.modification_time_ms = t[5].cast<int64_t>();
+  return f;
+}
+
 py::dict CommitDict(const table::CommitResult& r) {
   py::dict d;
   d["version"] = r.version;
@@ -135,6 +153,9 @@ class PyTable {
   int64_t timestamp_ms() const { return t_.timestamp_ms(); }
   const std::string& root() const { return t_.root(); }
   int64_t num_records() const { return t_.num_records(); }
+  std::optional<int64_t> txn_version(const std::string& app_id) const {
+    return t_.txn_version(app_id);
+  }
 
   std::vector<std::string> Files() const {
     std::vector<std::string> out;
@@ -268,8 +289,9 @@ class PyTableWriter {
  public:
   PyTableWriter(const std::string& root,
                 const std::optional<std::map<std::string, py::object>>& partition,
-                const std::string& codec, uint64_t target_file_bytes) {
+                const std::string& codec, uint64_t target_file_bytes, const std::string& prefix) {
     table::TableWriterOptions o;
+    o.prefix = prefix;
     o.record.codec = ValueOrThrow(format::ParseCodec(codec));
     o.target_file_bytes = target_file_bytes;
     o.partition_values = PartitionsFrom(partition);
@@ -302,17 +324,23 @@ class PyTableWriter {
   std::unique_ptr<table::TableWriter> writer_;
 };
 
-// Commits files a _TableWriter wrote under PATH: creates the table (holding them, version 0)
-// when absent, else appends or overwrites (the files matching `predicate`).
+// Commits files a _TableWriter wrote under PATH: creates the table (holding them, version 0;
+// with the name, description and configuration given) when absent, else appends or
+// overwrites (the files matching `predicate`).
 py::dict CommitFiles(const std::string& path, std::vector<DataFile> files, const std::string& mode,
                      const std::optional<std::string>& predicate,
                      const std::vector<std::string>& partition_by,
                      const std::map<std::string, std::pair<std::string, int64_t>>& features,
-                     const std::optional<std::pair<std::string, int64_t>>& txn) {
+                     const std::optional<std::pair<std::string, int64_t>>& txn,
+                     std::optional<std::string> name, std::optional<std::string> description,
+                     const std::map<std::string, std::string>& configuration) {
   if (mode != "append" && mode != "overwrite") {
     ThrowStatus(InvalidArgument("mode must be 'append' or 'overwrite', not '" + mode + "'"));
   }
   table::CommitOptions o = Commit(txn, partition_by, features);
+  o.create.name = std::move(name);
+  o.create.description = std::move(description);
+  o.create.configuration = configuration;
   table::FilePredicate where = Predicate(predicate);
   std::string local;
   io::FileSystem* fs = ValueOrThrow(io::FileSystemFor(path, &local));
@@ -342,7 +370,13 @@ py::object ResolveTable(const std::string& path, std::optional<int64_t> version,
 
 void RegisterTable(py::module_& m) {
   using py::arg;
-  py::class_<DataFile>(m, "_DataFile");
+  py::class_<DataFile>(m, "_DataFile")
+      .def_readonly("path", &DataFile::path)
+      .def_readonly("size", &DataFile::size)
+      .def_readonly("records", &DataFile::records)
+      .def_property_readonly("partition_values",
+                             [](const DataFile& f) { return Partitions(f.partition_values); })
+      .def(py::pickle(&DataFileState, &DataFileFromState));
   py::class_<PyTable>(m, "_Table")
       .def_static("open", &PyTable::Open, arg("path"), arg("version") = py::none(),
                   arg("timestamp_ms") = py::none())
@@ -352,6 +386,7 @@ void RegisterTable(py::module_& m) {
       .def("timestamp_ms", &PyTable::timestamp_ms)
       .def("root", &PyTable::root)
       .def("num_records", &PyTable::num_records)
+      .def("txn_version", &PyTable::txn_version, arg("app_id"))
       .def("files", &PyTable::Files)
       .def("file_details", &PyTable::FileDetails)
       .def("protocol", &PyTable::Protocol)
@@ -371,8 +406,9 @@ void RegisterTable(py::module_& m) {
            arg("predicate") = py::none(), arg("txn") = py::none());
   py::class_<PyTableWriter>(m, "_TableWriter")
       .def(py::init<const std::string&, const std::optional<std::map<std::string, py::object>>&,
-                    const std::string&, uint64_t>(),
-           arg("root"), arg("partition"), arg("codec"), arg("target_file_bytes"))
+                    const std::string&, uint64_t, const std::string&>(),
+           arg("root"), arg("partition"), arg("codec"), arg("target_file_bytes"),
+           arg("prefix") = "part")
       .def("write", &PyTableWriter::Write, arg("record"))
       .def("finish", &PyTableWriter::Finish)
       .def("abort", &PyTableWriter::Abort)
@@ -380,7 +416,9 @@ void RegisterTable(py::module_& m) {
   m.def("_resolve_table", &ResolveTable, arg("path"), arg("version") = py::none(),
         arg("timestamp_ms") = py::none());
   m.def("_commit_files", &CommitFiles, arg("path"), arg("files"), arg("mode"), arg("predicate"),
-        arg("partition_by"), arg("features"), arg("txn"));
+        arg("partition_by"), arg("features"), arg("txn"), arg("name") = py::none(),
+        arg("description") = py::none(),
+        arg("configuration") = std::map<std::string, std::string>{});
   m.def("_parse_timestamp",
         [](const std::string& text) { return ValueOrThrow(table::ParseTimestamp(text)); });
   m.def("_format_timestamp", [](int64_t ms) { return table::FormatTimestamp(ms); });

@@ -21,13 +21,20 @@ std::string BytesOf(py::handle v) {
   return v.cast<std::string>();
 }
 
+// What AddFeature encoded: the type as a table's schema names it ("bytes", "int64", "float"),
+// or none for an empty list that is not an ndarray (its type is not known), and the count.
+struct FeatureSpec {
+  const char* type = nullptr;
+  size_t count = 0;
+};
+
 // One feature: bytes/str -> bytes_list; bool/int -> int64_list; float -> float_list; a
 // sequence or ndarray of those -> a list of that kind (ndarray kinds: i/u/b -> int64, f ->
 // float, S/O -> bytes).
-void AddFeature(format::ExampleBuilder* b, const std::string& name, py::handle value) {
+FeatureSpec AddFeature(format::ExampleBuilder* b, const std::string& name, py::handle value) {
   if (IsBytesLike(value)) {
     b->AddBytes(name, BytesOf(value));
-    return;
+    return {"bytes", 1};
   }
   py::array a = py::array::ensure(value);
   if (!a) {
@@ -36,10 +43,13 @@ void AddFeature(format::ExampleBuilder* b, const std::string& name, py::handle v
   }
   char kind = a.dtype().kind();
   py::array flat = a.attr("reshape")(-1);
+  FeatureSpec spec{nullptr, static_cast<size_t>(a.size())};
   if (kind == 'i' || kind == 'u' || kind == 'b') {
     b->AddInt64s(name, flat.attr("astype")("int64").attr("tolist")().cast<std::vector<int64_t>>());
+    spec.type = "int64";
   } else if (kind == 'f') {
     b->AddFloats(name, flat.attr("astype")("float32").attr("tolist")().cast<std::vector<float>>());
+    spec.type = "float";
   } else if (kind == 'S' || kind == 'O' || kind == 'U') {
     std::vector<std::string> values;
     for (py::handle v : flat) {
@@ -50,16 +60,36 @@ void AddFeature(format::ExampleBuilder* b, const std::string& name, py::handle v
       values.push_back(BytesOf(v));
     }
     b->AddBytes(name, std::move(values));
+    spec.type = "bytes";
   } else {
     throw py::type_error("make_example: feature '" + name + "' has dtype " +
                          py::str(a.dtype()).cast<std::string>());
   }
+  if (spec.count == 0 && !py::isinstance<py::array>(value)) spec.type = nullptr;  // []
+  return spec;
 }
 
 py::bytes MakeExample(const py::dict& features) {
   format::ExampleBuilder b;
   for (auto [key, value] : features) AddFeature(&b, py::str(key).cast<std::string>(), value);
   return py::bytes(b.Serialize());
+}
+
+// make_example, plus what it encoded: ({name: type or None}, {name: count}), two dicts so that
+// records of one schema compare equal by their types alone (sluice.dask checks the records'
+// schema with them, python/sluice/features.py).
+py::tuple MakeExampleAndSchema(const py::dict& features) {
+  format::ExampleBuilder b;
+  py::dict types;
+  py::dict counts;
+  for (auto [key, value] : features) {
+    std::string name = py::str(key).cast<std::string>();
+    FeatureSpec spec = AddFeature(&b, name, value);
+    py::str k(name);
+    types[k] = spec.type ? py::object(py::str(spec.type)) : py::object(py::none());
+    counts[k] = spec.count;
+  }
+  return py::make_tuple(py::bytes(b.Serialize()), types, counts);
 }
 
 // One shard file (+ its index) through format::RecordWriter. Sticky failure; the file
@@ -131,6 +161,7 @@ void RegisterWriters(py::module_& m) {
   m.def("make_example", &MakeExample, py::arg("features"),
         "A serialized tf.train.Example from {name: value}: bytes/str -> bytes_list, int -> "
         "int64_list, float -> float_list; lists and numpy arrays give lists of that kind.");
+  m.def("_make_example_and_schema", &MakeExampleAndSchema, py::arg("features"));
 }
 
 }  // namespace sluice::python

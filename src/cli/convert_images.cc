@@ -250,7 +250,7 @@ int RunImagesJob(const ImagesOptions& opts) {
 }
 
 int RunConvertImages(const ImagesOptions& opts) {
-  if (UnderJobLauncher() || opts.job.table) return RunImagesJob(opts);
+  if (UnderJobLauncher() || opts.job.output.table) return RunImagesJob(opts);
   Stopwatch clock;
   auto in = Locate(opts.dir);
   if (!in.ok()) return ReportError(in.status());

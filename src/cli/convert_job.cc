@@ -83,9 +83,7 @@ void AddConvertJobFlags(CLI::App* cmd, ConvertJobFlags* f) {
                   "under mpirun/srun: input bytes per task (auto: 16 tasks per rank, within "
                   "1 MiB..128 MiB)")
       ->capture_default_str();
-  cmd->add_flag("--table", f->table,
-                "OUT is a sluice table (created if absent): append the output as one commit "
-                "(runs as a job, also without mpirun)");
+  AddTableOutputFlags(cmd, &f->output);
 }
 
 TaskCounts TaskCounts::Of(const std::string& result) {
@@ -178,7 +176,8 @@ std::string Identity(const ConvertJobSpec& spec, const std::vector<dist::InputFi
             {"codec", spec.output.codec},
             {"shard_size", spec.output.shard_size},
             {"prefix", spec.output.prefix},
-            {"table", spec.flags.table}};
+            {"table", spec.flags.output.table},
+            {"mode", spec.flags.output.mode}};
   for (const auto& f : files) j["inputs"].push_back({f.path, f.bytes});
   return j.dump();
 }
@@ -231,7 +230,8 @@ int RunConvertCommand(const ConvertJobSpec& spec, const std::vector<dist::InputF
     o.output.overwrite = spec.output.overwrite;
     o.output.command = spec.command;
     o.output.identity = Identity(spec, files);
-    o.output.table = spec.flags.table;
+    o.output.table = spec.flags.output.table;
+    o.output.table_overwrite = spec.flags.output.mode == "overwrite";
     std::vector<dist::TaskSpec> tasks;
     Status planned;
     if (t->rank() == 0) {

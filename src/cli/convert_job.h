@@ -36,7 +36,7 @@ void AddInputsAndOut(CLI::App* command, std::vector<std::string>* files, std::st
 struct ConvertJobFlags {
   DistFlags dist;
   std::string task_size = "auto";  // Default: auto (dist::AutoTaskBytes)
-  bool table = false;              // --table: OUT is a table; the output is one append
+  TableOutputFlags output;         // --table, --mode
 };
 void AddConvertJobFlags(CLI::App* command, ConvertJobFlags* flags);
 

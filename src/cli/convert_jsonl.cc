@@ -585,7 +585,7 @@ int RunConvertJsonl(const JsonlOptions& opts) {
   Stopwatch clock;
   auto files = ExpandInputs(opts.files);
   if (!files.ok()) return ReportError(files.status());
-  if (UnderJobLauncher() || opts.job.table) return RunJsonlJob(opts, *files);
+  if (UnderJobLauncher() || opts.job.output.table) return RunJsonlJob(opts, *files);
   auto out = Locate(opts.out);
   if (!out.ok()) return ReportError(out.status());
   ConvertSummary summary;

@@ -91,7 +91,7 @@ int RunConvertText(const TextOptions& opts) {
   Stopwatch clock;
   auto files = ExpandInputs(opts.files);
   if (!files.ok()) return ReportError(files.status());
-  if (UnderJobLauncher() || opts.job.table) return RunTextJob(opts, *files);
+  if (UnderJobLauncher() || opts.job.output.table) return RunTextJob(opts, *files);
   auto out = Locate(opts.out);
   if (!out.ok()) return ReportError(out.status());
   auto writer =

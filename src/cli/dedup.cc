@@ -13,6 +13,7 @@ namespace {
 struct DedupFlags {
   std::string input, output, feature;
   OutputOptions output_options;
+  TableOutputFlags table_output;
   DistFlags dist;
 };
 
@@ -29,6 +30,7 @@ int RunDedupCommand(const DedupFlags& f) {
   o.feature = f.feature;
   auto shards = OutputShardsFrom(f.output_options);
   if (!shards.ok()) return FinishJob(*t, shards.status());
+  ApplyTableOutputFlags(f.table_output, &*shards);
   o.shards = *shards;
   o.job = *job;
   auto result = dist::RunDedup(t, o);
@@ -54,11 +56,15 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "Records are equal when the XXH3-128 hashes of their bytes (or of feature F's values) "
       "are; the first in input order is kept and the output keeps the input's order. Records "
       "without F are kept. Runs in one process, or under mpirun/srun across ranks.");
-  cmd->add_option("IN", f->input, "a dataset: directory with dataset.json, shard, or glob")
+  cmd->add_option("IN", f->input,
+                  "a dataset (directory with dataset.json, shard, or glob) or a table "
+                  "(T, or T@v12 for a version)")
       ->required();
-  cmd->add_option("OUT", f->output, "output directory")->required();
+  cmd->add_option("OUT", f->output, "output directory (a dataset, or a table with --table)")
+      ->required();
   cmd->add_option("--feature", f->feature, "compare this feature's values, not whole records");
   AddOutputOptions(cmd, &f->output_options);
+  AddTableOutputFlags(cmd, &f->table_output);
   AddDistFlags(cmd, &f->dist);
   cmd->callback([f, exit_code] { *exit_code = RunDedupCommand(*f); });
 }

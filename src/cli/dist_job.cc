@@ -151,10 +151,28 @@ Result<dist::OutputShards> OutputShardsFrom(const OutputOptions& options) {
   dist::OutputShards out;
   out.codec = options.codec;
   out.prefix = options.prefix;
+  out.overwrite = options.overwrite;
   if (!ParseByteSize(options.shard_size, &out.shard_bytes)) {
     return InvalidArgument("--shard-size " + options.shard_size + ": not a size");
   }
   return out;
+}
+
+void AddTableOutputFlags(CLI::App* cmd, TableOutputFlags* f) {
+  CLI::Option* table = cmd->add_flag(
+      "--table", f->table,
+      "OUT is a sluice table (created if absent): the output is one commit (docs/table.md)");
+  cmd->add_option("--mode", f->mode,
+                  "with --table: append (add the output to the table's files) or overwrite "
+                  "(the new version holds only the output; older versions stay readable)")
+      ->check(CLI::IsMember({"append", "overwrite"}))
+      ->needs(table)
+      ->capture_default_str();
+}
+
+void ApplyTableOutputFlags(const TableOutputFlags& flags, dist::OutputShards* shards) {
+  shards->table = flags.table;
+  shards->table_overwrite = flags.table && flags.mode == "overwrite";
 }
 
 int FinishJob(const dist::Transport& transport, const Status& status) {

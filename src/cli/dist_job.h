@@ -37,6 +37,15 @@ Result<dist::JobOptions> MakeJobOptions(const DistFlags& flags, const dist::Tran
 // The output options of the `convert` commands as a job's output shards.
 Result<dist::OutputShards> OutputShardsFrom(const OutputOptions& options);
 
+// `--table` (OUT is a table: the output is one commit) and `--mode append|overwrite`.
+struct TableOutputFlags {
+  bool table = false;
+  std::string mode = "append";  // Default: append
+};
+void AddTableOutputFlags(CLI::App* command, TableOutputFlags* flags);
+// Sets the table fields of `shards` from the flags.
+void ApplyTableOutputFlags(const TableOutputFlags& flags, dist::OutputShards* shards);
+
 // Ends a command on every rank: rank 0 reports `status`; the exit code for all.
 int FinishJob(const dist::Transport& transport, const Status& status);
 

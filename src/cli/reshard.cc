@@ -14,6 +14,7 @@ struct ReshardFlags {
   std::string input, output;
   uint64_t seed = 0;
   OutputOptions output_options;
+  TableOutputFlags table_output;
   DistFlags dist;
 };
 
@@ -30,6 +31,7 @@ int RunReshardCommand(const ReshardFlags& f) {
   o.seed = f.seed;
   auto shards = OutputShardsFrom(f.output_options);
   if (!shards.ok()) return FinishJob(*t, shards.status());
+  ApplyTableOutputFlags(f.table_output, &*shards);
   o.shards = *shards;
   o.job = *job;
   auto result = dist::RunReshard(t, o);
@@ -52,11 +54,15 @@ void AddReshardCommand(CLI::App* app, int* exit_code) {
       "Every record moves to a random output shard and a random place in it, both functions "
       "of --seed and the record's input position only: the output is the same for any number "
       "of ranks. Shard count: the input's bytes over --shard-size, rounded up.");
-  cmd->add_option("IN", f->input, "a dataset: directory with dataset.json, shard, or glob")
+  cmd->add_option("IN", f->input,
+                  "a dataset (directory with dataset.json, shard, or glob) or a table "
+                  "(T, or T@v12 for a version)")
       ->required();
-  cmd->add_option("OUT", f->output, "output directory")->required();
+  cmd->add_option("OUT", f->output, "output directory (a dataset, or a table with --table)")
+      ->required();
   cmd->add_option("--seed", f->seed, "shuffle seed")->capture_default_str();
   AddOutputOptions(cmd, &f->output_options);
+  AddTableOutputFlags(cmd, &f->table_output);
   AddDistFlags(cmd, &f->dist);
   cmd->callback([f, exit_code] { *exit_code = RunReshardCommand(*f); });
 }

@@ -85,7 +85,9 @@ void AddStatsCommand(CLI::App* app, int* exit_code) {
       "Prints 'COUNT<TAB>VALUE' lines, most frequent first, then totals; --json prints the "
       "counts and the per-rank load of the final aggregation. Runs in one process, or across "
       "ranks under `mpirun -np N sluice stats ...` / `srun -n N --mpi=pmix sluice stats ...`.");
-  cmd->add_option("IN", f->input, "a dataset: directory with dataset.json, shard, or glob")
+  cmd->add_option("IN", f->input,
+                  "a dataset (directory with dataset.json, shard, or glob) or a table "
+                  "(T, or T@v12 for a version)")
       ->required();
   cmd->add_option("--key", f->key, "feature to count values of (e.g. label, lang)")->required();
   cmd->add_flag("--json", f->json, "print JSON");

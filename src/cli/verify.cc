@@ -2,9 +2,9 @@
 // index entry against the shard, and a manifest's counts against the shards. Prints one
 // "file:offset: problem" line per fault; exit 0 when clean, 1 otherwise. Shards are verified
 // in parallel (one per thread) and reported in shard order.
-#include <algorithm>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "cli/commands.h"
@@ -117,8 +117,8 @@ Result<std::unique_ptr<format::ShardReader>> OpenIndexed(io::FileSystem* fs,
 }
 
 void CheckIndex(const std::string& shard,
-                const Result<std::unique_ptr<format::ShardReader>>& reader,
-                const ShardScan& scan, FaultLog* faults) {
+                const Result<std::unique_ptr<format::ShardReader>>& reader, const ShardScan& scan,
+                FaultLog* faults) {
   std::string index_path = format::ShardIndex::IndexPathFor(shard);
   if (!reader.ok()) {
     faults->Add(index_path, std::nullopt, reader.status().message());
@@ -211,9 +211,8 @@ int RunVerify(const std::string& uri) {
     const bool indexed = fs->Exists(format::ShardIndex::IndexPathFor(shard));
     auto reader = indexed ? OpenIndexed(fs, shard) : NotFound("no index");
     // A record takes at least 16 bytes of the file: a damaged index cannot inflate the hint.
-    const uint64_t hint = reader.ok() ? std::min((*reader)->num_records(),
-                                                 (*reader)->file_bytes() / 16)
-                                      : 0;
+    const uint64_t hint =
+        reader.ok() ? std::min((*reader)->num_records(), (*reader)->file_bytes() / 16) : 0;
     ShardScan scan = ScanRecords(fs, shard, hint, &result.faults);
     result.records = scan.records();
     result.clean = scan.clean;

@@ -192,7 +192,8 @@ Result<ConvertJobResult> RunConvertJob(Transport* t, io::FileSystem* fs, const s
     result.results = Results(*out, tasks.size());
     format::Manifest manifest;
     published = converter->Finish(result.results, out.get(), &manifest);
-    if (published.ok()) published = out->Publish(tasks.size(), std::move(manifest), &result.manifest);
+    if (published.ok())
+      published = out->Publish(tasks.size(), std::move(manifest), &result.manifest);
   }
   SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, published));
   return result;

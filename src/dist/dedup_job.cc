@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "dist/map_phase.h"
 #include "dist/derived_job.h"
+#include "dist/map_phase.h"
 #include "dist/wire.h"
 #include "sluice/dist/convert_job.h"
 #include "sluice/format/example.h"

@@ -2,6 +2,7 @@
 
 #include "dist/wire.h"
 #include "sluice/dist/task_runner.h"
+#include "sluice/table/table.h"
 
 namespace sluice::dist {
 
@@ -24,6 +25,8 @@ Result<DerivedJob> StartDerivedJob(Transport* t, const std::string& input,
   JobOutputOptions o;
   SLUICE_ASSIGN_OR_RETURN(o.shards, ShardWriterOptionsFor(shards));
   o.overwrite = shards.overwrite;
+  o.table = shards.table;
+  o.table_overwrite = shards.table_overwrite;
   o.command = command;
   SLUICE_ASSIGN_OR_RETURN(job.out, JobOutput::Open(t, out_fs, out_path, o, &job.tasks));
   return job;
@@ -52,17 +55,35 @@ Status RecordAll(const std::vector<std::string>& all, JobOutput* out) {
   return Status::OK();
 }
 
-// The input dataset's features and metadata (a shard or a glob has none), plus `metadata`.
-format::Manifest DerivedManifest(io::FileSystem* in_fs, const std::string& in_path,
-                                 std::map<std::string, std::string> metadata) {
-  format::Manifest m;
-  auto input = format::Manifest::Load(in_fs, in_path);
-  if (input.ok()) {
-    m.features = input->features;
-    for (const auto& [key, value] : input->metadata) {
-      // A side file of the input (its class list) is not a file of the output.
-      if (!key.ends_with("_file")) metadata.emplace(key, value);
+// The input's features and metadata: a dataset's manifest, a table's metaData (its
+// "sluice.<key>" properties), none for a shard or a glob.
+Status InputSchema(io::FileSystem* fs, const std::string& path, format::Manifest* m) {
+  SLUICE_ASSIGN_OR_RETURN(auto selection, table::ResolveTableRead(fs, path));
+  if (selection.has_value()) {
+    table::OpenOptions version;
+    version.version = selection->version;
+    SLUICE_ASSIGN_OR_RETURN(table::Table t, table::Table::Open(fs, selection->root, version));
+    m->features = t.features();
+    for (const auto& [key, value] : t.metadata().configuration) {
+      if (key.starts_with("sluice.")) m->metadata.emplace(key.substr(7), value);
     }
+    return Status::OK();
+  }
+  auto input = format::Manifest::Load(fs, path);
+  if (input.ok()) *m = std::move(*input);
+  return Status::OK();
+}
+
+// The input's features and metadata plus `metadata`.
+Result<format::Manifest> DerivedManifest(io::FileSystem* in_fs, const std::string& in_path,
+                                         std::map<std::string, std::string> metadata) {
+  format::Manifest input;
+  SLUICE_RETURN_IF_ERROR(InputSchema(in_fs, in_path, &input));
+  format::Manifest m;
+  m.features = std::move(input.features);
+  for (const auto& [key, value] : input.metadata) {
+    // A side file of the input (its class list) is not a file of the output.
+    if (!key.ends_with("_file")) metadata.emplace(key, value);
   }
   m.metadata = std::move(metadata);
   return m;
@@ -80,10 +101,9 @@ Status PublishDerived(Transport* t, DerivedJob* job, uint64_t tasks,
   Status s;
   if (t->rank() == 0) {
     s = RecordAll(all, job->out.get());
-    if (s.ok()) {
-      s = job->out->Publish(tasks, DerivedManifest(job->in_fs, job->in_path, std::move(metadata)),
-                            published);
-    }
+    Result<format::Manifest> manifest = DerivedManifest(job->in_fs, job->in_path, metadata);
+    if (s.ok()) s = manifest.status();
+    if (s.ok()) s = job->out->Publish(tasks, std::move(*manifest), published);
   }
   return AgreeOnStatus(t, s);
 }

@@ -14,8 +14,8 @@ Result<FileRange> FileRange::Decode(std::string_view input) {
   FileRange r;
   uint64_t whole = 0;
   WireReader in(input);
-  if (!in.Bytes(&r.path) || !in.U64(&r.begin) || !in.U64(&r.end) || !in.U64(&whole) ||
-      !in.done() || r.begin > r.end) {
+  if (!in.Bytes(&r.path) || !in.U64(&r.begin) || !in.U64(&r.end) || !in.U64(&whole) || !in.done() ||
+      r.begin > r.end) {
     return Internal("malformed file task");
   }
   r.whole = whole != 0;
@@ -40,8 +40,8 @@ std::vector<TaskSpec> FileTasks(const std::vector<InputFile>& files, uint64_t ta
   };
   task_bytes = std::max<uint64_t>(task_bytes, 1);
   for (const InputFile& f : files) {
-    const uint64_t pieces = splittable ? std::max<uint64_t>(1, (f.bytes + task_bytes - 1) / task_bytes)
-                                       : 1;
+    const uint64_t pieces =
+        splittable ? std::max<uint64_t>(1, (f.bytes + task_bytes - 1) / task_bytes) : 1;
     if (pieces == 1) {
       add({f.path, 0, f.bytes, true});
       continue;

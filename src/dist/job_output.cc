@@ -196,11 +196,12 @@ Status JobOutput::BeginOnRank0(const JobOutputOptions& o, std::vector<TaskSpec>*
   }
   const bool resuming = format::IsRunId(prior_run);
   table_ = o.table;
+  table_overwrite_ = o.table_overwrite;
   if (table_) {  // the table's log orders writers: no lock, no dataset.json
     if (o.overwrite) {
       return InvalidArgument(dir_ +
-                             ": --overwrite with --table: a table appends (older "
-                             "versions stay readable); write into another directory");
+                             ": --overwrite with --table: to replace the table's files with a "
+                             "new version (older versions stay readable), use --mode overwrite");
     }
     run_ = resuming ? prior_run : format::NewRunId();
     SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(dir_));
@@ -319,7 +320,7 @@ Status JobOutput::Publish(uint64_t tasks, format::Manifest manifest, format::Man
     }
   }
   // The commit point.
-  SLUICE_RETURN_IF_ERROR(table_ ? AppendToTable(manifest) : publisher_->Commit(manifest));
+  SLUICE_RETURN_IF_ERROR(table_ ? CommitToTable(manifest) : publisher_->Commit(manifest));
   manifest.run = run_;
   RemoveJobDir();
   publisher_.reset();
@@ -328,7 +329,7 @@ Status JobOutput::Publish(uint64_t tasks, format::Manifest manifest, format::Man
   return Status::OK();
 }
 
-Status JobOutput::AppendToTable(const format::Manifest& manifest) {
+Status JobOutput::CommitToTable(const format::Manifest& manifest) {
   std::vector<table::DataFile> files;
   for (const auto& shard : manifest.shards) {
     SLUICE_ASSIGN_OR_RETURN(table::DataFile f, table::DescribeShard(fs_, dir_, shard.path));
@@ -343,6 +344,11 @@ Status JobOutput::AppendToTable(const format::Manifest& manifest) {
   c.create.features = manifest.features;
   for (const auto& [key, value] : manifest.metadata)
     c.create.configuration["sluice." + key] = value;
+  if (table_overwrite_) {  // a table with no commit yet is created as by an append
+    Result<table::Table> t = table::Table::Open(fs_, dir_);
+    if (t.ok()) return t->Overwrite(std::move(files), {}, c).status();
+    if (t.status().code() != StatusCode::kNotFound) return t.status();
+  }
   return table::Table::Append(fs_, dir_, std::move(files), c).status();
 }
 

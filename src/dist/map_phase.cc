@@ -9,6 +9,7 @@
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/io/block_location.h"
+#include "sluice/table/table.h"
 
 namespace sluice::dist {
 
@@ -40,7 +41,13 @@ std::vector<std::string> PreferredHosts(const std::vector<io::BlockLocation>& bl
 Result<std::vector<TaskSpec>> ShardTasks(const std::string& input) {
   std::string path;
   SLUICE_ASSIGN_OR_RETURN(io::FileSystem * fs, io::FileSystemFor(input, &path));
-  SLUICE_ASSIGN_OR_RETURN(auto shards, format::ResolveShards(fs, path));
+  SLUICE_ASSIGN_OR_RETURN(auto table, table::ResolveTableRead(fs, path));
+  std::vector<std::string> shards;
+  if (table.has_value()) {
+    shards = std::move(table->files);
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(shards, format::ResolveShards(fs, path));
+  }
   std::vector<TaskSpec> tasks;
   for (const auto& shard : shards) {
     TaskSpec t;

@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <map>
 
-#include "dist/map_phase.h"
 #include "dist/derived_job.h"
+#include "dist/map_phase.h"
 #include "dist/wire.h"
-#include "sluice/dist/convert_job.h"
 #include "sluice/base/random.h"
+#include "sluice/dist/convert_job.h"
 #include "sluice/format/shard_writer.h"
 
 namespace sluice::dist {

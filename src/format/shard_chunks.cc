@@ -130,6 +130,7 @@ Status DecodeChunkFrames(Codec codec, const std::string& path, const ShardChunk&
     out->frame_starts.push_back(produced);
     produced += f.uncompressed_bytes;
   }
+  out->bytes.resize(produced);  // a recycled buffer (ChunkCache) holds nothing beyond
   return Status::OK();
 }
 

@@ -23,6 +23,10 @@ namespace {
 // Frames up to this size are decoded whole and cached; larger ones (foreign single-frame
 // files) are decoded only up to the record asked for, and not cached.
 constexpr uint64_t kWholeFrameBytes = uint64_t{64} << 20;
+// Uncompressed reads that go forward (the next record, or one a few records on, as the
+// threads of an unshuffled pipeline take turns) read this much ahead.
+constexpr uint64_t kReadAheadBytes = uint64_t{256} << 10;
+constexpr uint64_t kForwardRecords = 64;
 constexpr size_t kInputChunkBytes = size_t{4} << 20;
 
 struct ZstdDCtxDeleter {
@@ -41,6 +45,14 @@ struct ThreadState {
   uint32_t frame = 0;
   std::string data;  // the bytes decoded: the whole frame, or those before an error
   Status error;      // why decoding stopped early
+  // Uncompressed shards read forward record by record: the file bytes read ahead, so that
+  // a sequential pass makes one read per kReadAheadBytes instead of one per record.
+  uint64_t ahead_reader_id = 0;
+  uint64_t ahead_offset = 0;  // file offset of ahead[0]
+  std::string ahead;
+  uint64_t last_reader_id = 0;  // the last uncompressed record this thread read
+  uint64_t last_record = 0;
+  uint32_t forward_steps = 0;  // reads in a row that went forward from the one before
 
   ~ThreadState() {
     if (zlib_live) inflateEnd(&zlib);
@@ -84,6 +96,9 @@ class ShardReaderImpl final : public ShardReader {
  private:
   Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
                           std::string* out) const;
+  // The framed record [at, at + framed) from this thread's read-ahead buffer, refilled from
+  // `at` when the read goes forward; empty when it is not worth buffering.
+  ByteView ReadAhead(uint64_t i, uint64_t at, uint64_t framed) const;
   Result<ByteView> DecodedFramePrefix(uint32_t frame, const IndexFrame& f, uint64_t need) const;
   Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
   Status DecodeInto(const IndexFrame& frame, uint64_t need, std::string* out,
@@ -159,9 +174,15 @@ Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, const
   if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
     return DataLoss(Where(i, r, f) + ": the index places the record outside its frame");
   }
+  const uint64_t at = f.file_offset + r.offset_in_frame;
+  ByteView buffered = ReadAhead(i, at, framed);
+  if (!buffered.empty()) {
+    SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, buffered.data()));
+    out->assign(buffered.data() + kRecordHeaderBytes, r.length);
+    return Status::OK();
+  }
   out->resize(framed);
-  SLUICE_ASSIGN_OR_RETURN(ByteView got,
-                          file_->Read(f.file_offset + r.offset_in_frame, framed, out->data()));
+  SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(at, framed, out->data()));
   if (got.size() != framed) {
     return DataLoss(Where(i, r, f) + ": truncated record (the shard ends " +
                     std::to_string(framed - got.size()) + " bytes early)");
@@ -174,6 +195,31 @@ Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, const
     out->assign(got.data() + kRecordHeaderBytes, r.length);  // a view of file-owned memory
   }
   return Status::OK();
+}
+
+ByteView ShardReaderImpl::ReadAhead(uint64_t i, uint64_t at, uint64_t framed) const {
+  ThreadState& t = State();
+  const bool forward =
+      t.last_reader_id == id_ && i > t.last_record && i - t.last_record <= kForwardRecords;
+  t.forward_steps = forward ? t.forward_steps + 1 : 0;
+  t.last_reader_id = id_;
+  t.last_record = i;
+  auto held = [&] {
+    return t.ahead_reader_id == id_ && at >= t.ahead_offset &&
+           at + framed <= t.ahead_offset + t.ahead.size();
+  };
+  if (held()) return ByteView(t.ahead).substr(at - t.ahead_offset, framed);
+  // Two forward steps in a row: a pass, not the chance neighbour of a random read.
+  if (t.forward_steps < 2 || framed >= kReadAheadBytes || at >= file_->size()) return ByteView();
+  t.ahead_reader_id = 0;  // invalid while reading
+  t.ahead.resize(std::min(kReadAheadBytes, file_->size() - at));
+  Result<ByteView> got = file_->Read(at, t.ahead.size(), t.ahead.data());
+  // An error, or file-owned memory (a mapped file, read in place): the record's own read.
+  if (!got.ok() || got->data() != t.ahead.data()) return ByteView();
+  t.ahead.resize(got->size());  // short when the file shrank: the record's own read says so
+  t.ahead_reader_id = id_;
+  t.ahead_offset = at;
+  return held() ? ByteView(t.ahead).substr(0, framed) : ByteView();
 }
 
 // The first `need` bytes of frame `frame` decoded, from this thread's cache when possible.
@@ -383,7 +429,8 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const
         ShardIndex recovered,
         ShardIndex::Recover(fs, path, &damage->lost, SequentialReadOptions(options)));
     damage->records_lost = RecordsLost(opened.index.get(), recovered);
-    opened.index = NewInMemoryIndexLookup(std::move(recovered), std::max<uint64_t>(1, options.chunk_bytes));
+    opened.index =
+        NewInMemoryIndexLookup(std::move(recovered), std::max<uint64_t>(1, options.chunk_bytes));
   }
   return std::unique_ptr<ShardReader>(std::make_unique<ShardReaderImpl>(
       std::move(file), std::move(opened.index), options, std::move(damage)));

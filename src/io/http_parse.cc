@@ -1,6 +1,7 @@
 // Header lines and Content-Range.
 #include "io/http_parse.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "io/http_transfer.h"
@@ -34,9 +35,12 @@ void ApplyHeaderLine(std::string_view raw, HttpResponse* response) {
     response->status = 0;
     size_t space = line.find(' ');
     if (space != std::string_view::npos && line.size() >= space + 4) {
-      long status = 0;
-      auto [p, ec] = std::from_chars(line.data() + space + 1, line.data() + space + 4, status);
-      if (ec == std::errc() && p == line.data() + space + 4) response->status = status;
+      // Three digits: from_chars alone would take "-10" (found by http_response_fuzz).
+      std::string_view code = line.substr(space + 1, 3);
+      auto digit = [](char c) { return c >= '0' && c <= '9'; };
+      if (std::all_of(code.begin(), code.end(), digit)) {
+        response->status = (code[0] - '0') * 100 + (code[1] - '0') * 10 + (code[2] - '0');
+      }
     }
     return;
   }

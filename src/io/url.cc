@@ -13,6 +13,8 @@ bool IsUnreserved(unsigned char c) {
          c == '_' || c == '.' || c == '~';
 }
 
+bool IsUnreservedOrSlash(unsigned char c) { return IsUnreserved(c) || c == '/'; }
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -22,13 +24,13 @@ int HexValue(char c) {
 
 }  // namespace
 
-std::string UriEncode(std::string_view s, bool keep_slash) {
+std::string PercentEncode(std::string_view s, bool (*keep)(unsigned char)) {
   static const char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size());
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (IsUnreserved(c) || (keep_slash && c == '/')) {
+    if (keep(c)) {
       out += ch;
     } else {
       out += '%';
@@ -37,6 +39,10 @@ std::string UriEncode(std::string_view s, bool keep_slash) {
     }
   }
   return out;
+}
+
+std::string UriEncode(std::string_view s, bool keep_slash) {
+  return PercentEncode(s, keep_slash ? IsUnreservedOrSlash : IsUnreserved);
 }
 
 Result<std::string> UriDecode(std::string_view s) {

@@ -14,6 +14,8 @@ namespace sluice::io {
 
 using QueryParams = std::vector<std::pair<std::string, std::string>>;
 
+// Every byte for which `keep` is false becomes %XX (upper-case hex); the others stay.
+std::string PercentEncode(std::string_view s, bool (*keep)(unsigned char));
 // Keeps the unreserved characters A-Z a-z 0-9 - _ . ~ (and '/' when `keep_slash`); every
 // other byte becomes %XX with upper-case hex.
 std::string UriEncode(std::string_view s, bool keep_slash);

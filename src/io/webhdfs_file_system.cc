@@ -58,7 +58,8 @@ Result<std::unique_ptr<WritableFile>> WebHdfsFileSystem::OpenForWrite(const std:
 Result<FileInfo> WebHdfsFileSystem::Stat(const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(HdfsUri uri, Parse(path));
   SLUICE_ASSIGN_OR_RETURN(webhdfs::FileStatus status, client_->GetFileStatus(uri));
-  return FileInfo{path, status.length, status.is_directory};
+  return FileInfo{path, status.length, status.is_directory,
+                  static_cast<int64_t>(status.modification_time_ms)};
 }
 
 Result<std::vector<FileInfo>> WebHdfsFileSystem::List(const std::string& dir) {
@@ -75,7 +76,8 @@ Result<std::vector<FileInfo>> WebHdfsFileSystem::List(const std::string& dir) {
       return IoError("WebHDFS LISTSTATUS " + uri.ToString() + ": bad entry name '" + e.path_suffix +
                      "'");
     }
-    out.push_back(FileInfo{JoinPath(dir, e.path_suffix), e.length, e.is_directory});
+    out.push_back(FileInfo{JoinPath(dir, e.path_suffix), e.length, e.is_directory,
+                           static_cast<int64_t>(e.modification_time_ms)});
   }
   std::sort(out.begin(), out.end(),
             [](const FileInfo& a, const FileInfo& b) { return a.path < b.path; });

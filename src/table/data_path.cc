@@ -4,12 +4,11 @@
 #include <cctype>
 #include <cstdio>
 
+#include "io/url.h"
 #include "sluice/table/table.h"
 
 namespace sluice::table {
 namespace {
-
-constexpr char kHex[] = "0123456789ABCDEF";
 
 // Spark's ExternalCatalogUtils.escapePathName set: characters a partition value cannot
 // hold in a directory name.
@@ -19,28 +18,11 @@ bool NeedsHiveEscape(unsigned char c) {
 }
 
 std::string HiveEscape(std::string_view value) {
-  std::string out;
-  for (unsigned char c : value) {
-    if (NeedsHiveEscape(c)) {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
+  return io::PercentEncode(value, [](unsigned char c) { return !NeedsHiveEscape(c); });
 }
 
 bool UriSafe(unsigned char c) {
   return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/' || c == '=';
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
@@ -59,17 +41,7 @@ std::string PartitionDirectory(const PartitionValues& values,
 }
 
 std::string EncodeLogPath(std::string_view relative_path) {
-  std::string out;
-  for (unsigned char c : relative_path) {
-    if (UriSafe(c)) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  return io::PercentEncode(relative_path, UriSafe);
 }
 
 Result<std::string> DecodeLogPath(std::string_view spelled) {
@@ -82,18 +54,9 @@ Result<std::string> DecodeLogPath(std::string_view spelled) {
   if (colon != std::string_view::npos && (slash == std::string_view::npos || colon < slash)) {
     return refuse("is an absolute URI");
   }
-  std::string out;
-  for (size_t i = 0; i < spelled.size(); ++i) {
-    if (spelled[i] != '%') {
-      out += spelled[i];
-      continue;
-    }
-    if (i + 2 >= spelled.size()) return refuse("has a bad %-escape");
-    int hi = HexValue(spelled[i + 1]), lo = HexValue(spelled[i + 2]);
-    if (hi < 0 || lo < 0) return refuse("has a bad %-escape");
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
+  Result<std::string> decoded = io::UriDecode(spelled);
+  if (!decoded.ok()) return refuse("has a bad %-escape");
+  std::string out = std::move(*decoded);
   if (out.empty() || out[0] == '/') return refuse("is absolute");
   size_t start = 0;
   while (start <= out.size()) {

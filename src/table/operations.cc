@@ -97,7 +97,7 @@ PlanFn AppendPlan(std::vector<DataFile> files, const CommitOptions& options,
   return [files = std::move(files), options, root](const TableState& state,
                                                    Transaction* txn) -> Status {
     SLUICE_RETURN_IF_ERROR(AddFiles(state, files, options, root, txn));
-    txn->info.operation_parameters["mode"] = "\"Append\"";
+    txn->info.operation_parameters["mode"] = "Append";  // as Spark and delta-rs write it
     txn->info.is_blind_append = true;
     return Status::OK();
   };
@@ -110,7 +110,7 @@ Result<CommitResult> Table::Overwrite(std::vector<DataFile> files, const FilePre
     SLUICE_RETURN_IF_ERROR(where.Validate(state.metadata->partition_columns));
     size_t removed = RemoveMatching(state, where, txn);
     SLUICE_RETURN_IF_ERROR(AddFiles(state, files, options, root_, txn));
-    txn->info.operation_parameters["mode"] = "\"Overwrite\"";
+    txn->info.operation_parameters["mode"] = "Overwrite";
     if (!where.matches_all()) txn->info.operation_parameters["predicate"] = where.ToString();
     txn->info.operation_metrics["numRemovedFiles"] = std::to_string(removed);
     txn->info.is_blind_append = false;

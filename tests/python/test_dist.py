@@ -122,6 +122,36 @@ def test_a_killed_rank_publishes_nothing_and_a_rerun_publishes_once(corpus, tmp_
     assert ids(out) == list(range(250))
 
 
+def test_dedup_with_overwrite_replaces_its_earlier_output(corpus, tmp_path):
+    run([SLUICE, "dedup", corpus / "ds", tmp_path / "out"])
+    run([SLUICE, "dedup", corpus / "ds", tmp_path / "out", "--feature", "text", "--overwrite"])
+    assert ids(tmp_path / "out") == list(range(250))
+
+
+def test_keyed_jobs_read_a_table_version_and_write_into_a_table(corpus, tmp_path):
+    """IN may be a table (its live files at a version), OUT a table (one commit)."""
+    from delta_reader import read_snapshot
+    table = tmp_path / "in"
+    run([SLUICE, "convert", "jsonl", corpus / "in.jsonl", table, "--table", "--shard-size", "2KB",
+         "--codec", "none"])  # version 0
+    run([SLUICE, "reshard", f"{table}@v0", table, "--table", "--mode", "overwrite", "--seed", "3",
+         "--shard-size", "5KB"])  # version 1: the same records, other shards
+    four = stats_json(MPIRUN + [SLUICE, "stats", f"{table}@v0", "--key", "lang", "--json"])
+    latest = stats_json([SLUICE, "stats", table, "--key", "lang", "--json"])
+    assert four["counts"] == latest["counts"] == {"en": 360, "de": 60, "fr": 120, "ja": 60}
+    out = tmp_path / "deduped"
+    run(MPIRUN + [SLUICE, "dedup", table, out, "--feature", "text", "--table"])
+    run([SLUICE, "dedup", f"{table}@v0", out, "--feature", "text", "--table"])
+    snap = read_snapshot(str(out))
+    assert snap.version == 1 and snap.num_records() == 2 * 250
+    assert json.loads(snap.metadata["schemaString"])["fields"]  # the input's features
+    run([SLUICE, "dedup", f"{table}@v0", out, "--feature", "text", "--table", "--mode",
+         "overwrite"])
+    assert read_snapshot(str(out)).num_records() == 250
+    # version 0 is in input order: the first of each text is ids 0..249 (the known answer)
+    assert sorted(r["id"]["int64"][0] for r in inspect_json(out)) == list(range(250))
+
+
 def records_in_order(path):
     return [r["id"]["int64"][0] for r in inspect_json(path)]
 
@@ -276,8 +306,26 @@ def test_convert_into_a_table_appends_one_commit_per_job(jsonl_files, tmp_path):
     assert table_adds(out) == [1198, 1198]
     assert not (out / "dataset.json").exists() and not (out / ".sluice-job").exists()
     r = run(convert_jsonl(jsonl_files, out) + ["--table", "--overwrite"], check=1)
-    assert "--overwrite with --table" in r.stderr
+    assert "--overwrite with --table" in r.stderr and "--mode overwrite" in r.stderr
     assert table_adds(out) == [1198, 1198]
+
+
+def test_convert_into_a_table_with_mode_overwrite_replaces_its_files(jsonl_files, tmp_path):
+    from delta_reader import read_snapshot
+    out = tmp_path / "table"
+    run(convert_jsonl(jsonl_files, out) + ["--table", "--mode", "overwrite"])  # creates it
+    run(convert_jsonl(jsonl_files, out) + ["--table"])
+    before = read_snapshot(str(out))
+    assert (before.version, before.num_records()) == (1, 2 * 1198)
+    run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table", "--mode", "overwrite"])
+    after = read_snapshot(str(out))
+    assert (after.version, after.num_records()) == (2, 1198)
+    assert not set(after.files) & set(before.files)  # every earlier file removed
+    assert set(after.tombstones) == set(before.files)
+    assert after.commit_infos[2]["operationParameters"]["mode"] == "Overwrite"  # as Spark writes it
+    assert read_snapshot(str(out), 1).num_records() == 2 * 1198  # time travel still works
+    r = run(convert_jsonl(jsonl_files, tmp_path / "plain") + ["--mode", "overwrite"], check=2)
+    assert "--mode requires --table" in r.stderr
 
 
 def ranks_of(p):
@@ -338,6 +386,36 @@ def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(js
     listed = {s["path"] for s in json.load(open(out / "dataset.json"))["shards"]}
     data = {n for n in os.listdir(out) if ".tfrecord" in n and not n.endswith(".idx")}
     assert data == listed
+
+
+def test_ctrl_c_of_mpirun_commits_nothing_and_a_rerun_commits_once(jsonl_files, tmp_path):
+    """SIGINT to mpirun (Ctrl-C) while a convert into a table runs: no commit, the finished
+    tasks are kept, and the rerun reuses them and commits once."""
+    from delta_reader import read_snapshot
+    out = tmp_path / "table"
+    env = dict(ENV, SLUICE_FAULT_SLOW_TASK="6:120")  # task 6 hangs; the others finish
+    p = subprocess.Popen(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table",
+                                                                    "--no-speculation"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ranks = ranks_of(p)
+    job = out / ".sluice-job"
+    for _ in range(600):  # until a few tasks are recorded as finished
+        if job.exists() and len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4:
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=60)
+    wait_gone(ranks)
+    assert p.returncode != 0
+    log = out / "_delta_log"
+    assert not log.exists() or not [n for n in os.listdir(log) if n.endswith(".json")]
+    assert len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4
+    r = run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
+    reused = int(r.stdout.split(" reused from an interrupted run")[0].split(", ")[-1])
+    assert reused >= 4
+    snap = read_snapshot(str(out))
+    assert snap.version == 0 and snap.num_records() == 1198
+    assert not job.exists()
 
 
 # --- Slurm: a single-node cluster on 127.0.0.1, started and stopped by this module --------

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -314,6 +315,26 @@ TEST_P(FileSystemTest, StatTellsFilesFromDirectories) {
   EXPECT_TRUE(dir->is_directory);
   EXPECT_EQ(fs_->Stat(P("d/nope")).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(fs_->Rename(P("d/nope"), P("d/x")).code(), StatusCode::kNotFound);
+}
+
+// Vacuum of a table deletes only files whose age it knows: Stat and List must tell it.
+TEST_P(FileSystemTest, StatAndListTellWhenAFileWasWritten) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  auto now_ms = [] {
+    return duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  const int64_t before = now_ms();
+  ASSERT_TRUE(fs_->WriteAll(P("aged.bin"), "x").ok());
+  const int64_t after = now_ms();
+  auto near = [&](int64_t t) { return t >= before - 60000 && t <= after + 60000; };
+  auto stat = fs_->Stat(P("aged.bin"));
+  ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+  EXPECT_TRUE(near(stat->modification_time_ms)) << stat->modification_time_ms << " " << before;
+  auto listing = fs_->List(dir_);
+  ASSERT_TRUE(listing.ok()) << listing.status().ToString();
+  ASSERT_EQ(listing->size(), 1u);
+  EXPECT_TRUE(near((*listing)[0].modification_time_ms)) << (*listing)[0].modification_time_ms;
 }
 
 TEST_P(FileSystemTest, GlobAcrossDirectories) {

@@ -1,7 +1,7 @@
 // ApplyHeaderLine and ParseContentRange: the pieces of HTTP responses sluice parses itself.
-#include <gtest/gtest.h>
-
 #include "io/http_parse.h"
+
+#include <gtest/gtest.h>
 
 namespace sluice::io {
 namespace {
@@ -34,6 +34,10 @@ TEST(HttpParse, MalformedStatusLineLeavesStatusZero) {
   ApplyHeaderLine("HTTP/1.1 2x6 Odd\r\n", &r);
   EXPECT_EQ(r.status, 0);
   ApplyHeaderLine("HTTP/1.1\r\n", &r);
+  EXPECT_EQ(r.status, 0);
+  ApplyHeaderLine("HTTP/1.1 -10 Negative\r\n", &r);
+  EXPECT_EQ(r.status, 0);
+  ApplyHeaderLine("HTTP/1.1 +20 Signed\r\n", &r);
   EXPECT_EQ(r.status, 0);
 }
 

@@ -104,7 +104,7 @@ TEST_F(TableOpsTest, HistoryIsNewestFirstWithSparkOperationNames) {
   EXPECT_EQ(history[0].operation, "DELETE");
   EXPECT_EQ(history[0].operation_parameters.at("predicate"), "[\"source = 'b'\"]");
   EXPECT_EQ(history[1].operation, "WRITE");
-  EXPECT_EQ(history[1].operation_parameters.at("mode"), "\"Append\"");
+  EXPECT_EQ(history[1].operation_parameters.at("mode"), "Append");
   EXPECT_EQ(Open(testing::AtVersion(1)).History()->size(), 2u);
   EXPECT_EQ(t.History(1)->size(), 1u);
 }

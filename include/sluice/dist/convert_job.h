@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sluice/dist/jobs.h"
 #include "sluice/dist/job_output.h"
+#include "sluice/dist/jobs.h"
 #include "sluice/dist/task_runner.h"
 #include "sluice/format/shard_writer.h"
 
@@ -54,8 +54,8 @@ struct ConvertJobResult {
   format::Manifest manifest;         // rank 0: the dataset published
   std::vector<std::string> results;  // rank 0: each task's result, in task order
   uint64_t tasks = 0;
-  uint64_t reused = 0;  // tasks an interrupted run of the same job had committed
-  uint64_t redone = 0;  // task conversions Revise asked for
+  uint64_t reused = 0;   // tasks an interrupted run of the same job had committed
+  uint64_t redone = 0;   // task conversions Revise asked for
   JobProgress progress;  // of the first round
   std::vector<format::Leftover> reclaimed;  // rank 0: dead runs' files deleted at the start
 };

@@ -42,6 +42,9 @@ struct JobOutputOptions {
   // OUT is a sluice table (docs/table.md): the commit point appends the shards as one table
   // commit (txn "sluice-job-<run>") instead of publishing dataset.json; created if absent.
   bool table = false;
+  // With `table`: the commit replaces every file of the table's latest version (a Delta
+  // overwrite: older versions stay readable) instead of appending.
+  bool table_overwrite = false;
 };
 
 // One task's committed output: its shards (paths relative to OUT) and the job's own small
@@ -103,7 +106,7 @@ class JobOutput {
   Status StartJobRecord(const std::vector<TaskSpec>& tasks);
   Status LoadJobRecord(std::vector<TaskSpec>* tasks);
   void RemoveJobDir();
-  Status AppendToTable(const format::Manifest& manifest);
+  Status CommitToTable(const format::Manifest& manifest);
   std::string JobPath(const std::string& name) const;
 
   io::FileSystem* fs_ = nullptr;
@@ -112,6 +115,7 @@ class JobOutput {
   std::string identity_hash_;  // "" = no job directory
   format::ShardWriterOptions shard_options_;
   bool table_ = false;
+  bool table_overwrite_ = false;
   bool open_ = false;                                    // rank 0: begun, not yet ended
   std::unique_ptr<format::DatasetPublisher> publisher_;  // rank 0, unless table_
   std::map<TaskId, TaskOutput> outputs_;                 // rank 0

@@ -32,6 +32,10 @@ struct OutputShards {
   uint64_t shard_bytes = 100'000'000;  // Default: 100 MB
   std::string prefix = "data";         // Default: data-<run>-t000003-00000.tfrecord.zst
   bool overwrite = false;              // Default: refuse an OUT holding a published dataset
+  // OUT is a sluice table (docs/table.md): the output is one table commit, an append, or
+  // with `table_overwrite` a new version holding only the output. Default: a dataset
+  bool table = false;
+  bool table_overwrite = false;
 };
 
 // `sluice stats IN --key F`: records per value of feature F.
@@ -101,7 +105,8 @@ struct ReshardResult {
 // Collective. The counts are complete on rank 0.
 Result<ReshardResult> RunReshard(Transport* transport, const ReshardOptions& options);
 
-// An input dataset's shards as tasks (one per shard, in order), with their sizes.
+// An input's shards as tasks (one per shard, in order), with their sizes. The input is a
+// dataset, a shard or a glob, or a table ("T", "T@v12": that version's live files).
 Result<std::vector<TaskSpec>> ShardTasks(const std::string& input);
 
 }  // namespace sluice::dist
