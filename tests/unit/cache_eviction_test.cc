@@ -169,7 +169,14 @@ TEST(FuturePolicy, AnUnplannedChunkNotReadForLagWindowsGoesFirst) {
   p.OnGet(Id('i'));  // read again: protected again, and A (needed in window 3) gives way
   EXPECT_TRUE(p.Protected(Id('i')));
   EXPECT_EQ(p.PickVictim(Id('i')), Id('A'));
-  p.SetPlan({{Id('A'), 0}});  // a new plan forgets the reads
+  // A new plan (the next epoch) counts i as read in its first window: protected until the
+  // reads move past the lag without touching it.
+  p.SetPlan({{Id('A'), 0}, {Id('B'), 1}, {Id('C'), 2}});
+  EXPECT_TRUE(p.Protected(Id('i')));
+  p.OnGet(Id('A'));
+  p.OnGet(Id('B'));
+  EXPECT_TRUE(p.Protected(Id('i')));
+  p.OnGet(Id('C'));
   EXPECT_FALSE(p.Protected(Id('i')));
 }
 
@@ -177,8 +184,14 @@ TEST(FuturePolicy, WithoutAPlanUnplannedReadsAreNotProtected) {
   FuturePolicy p;
   p.OnGet(Id('i'));
   p.OnPut(Id('i'));
+  p.OnGet(Id('j'));  // read, never stored
   EXPECT_FALSE(p.Protected(Id('i')));
   EXPECT_EQ(p.PickVictim(Id('z')), Id('i'));
+  // The first plan (an index read when the dataset was opened): the cached one is protected
+  // through the plan's first windows.
+  p.SetPlan({{Id('A'), 0}, {Id('B'), 1}});
+  EXPECT_TRUE(p.Protected(Id('i')));
+  EXPECT_FALSE(p.Protected(Id('j')));
 }
 
 TEST(CacheSimulator, NeverExceedsItsCapacity) {

@@ -89,7 +89,15 @@ void FuturePolicy::SetPlan(const std::vector<PlannedUse>& plan) {
     uses_[plan_[i].id].at.push_back(i);
   }
   now_ = 0;
-  unplanned_reads_.clear();
+  // Unplanned chunks read before (an index read all last epoch, or at open) count as read in
+  // the new plan's first window: the next epoch's reads find them.
+  for (auto it = unplanned_reads_.begin(); it != unplanned_reads_.end();) {
+    if (uses_.count(it->first) > 0 || last_access_.count(it->first) == 0) {
+      it = unplanned_reads_.erase(it);
+    } else {
+      (it++)->second = 0;
+    }
+  }
   Rebuild();
 }
 
@@ -113,7 +121,8 @@ bool FuturePolicy::Protected(const ChunkId& id) const {
   auto it = uses_.find(id);
   if (it == uses_.end()) {
     auto read = unplanned_reads_.find(id);
-    return read != unplanned_reads_.end() && read->second + options_.lag_windows >= now_;
+    return has_plan() && read != unplanned_reads_.end() &&
+           read->second + options_.lag_windows >= now_;
   }
   const uint64_t* next = FirstComing(it->second);
   return next != nullptr && *next < WindowStart(now_ + 1);
@@ -162,7 +171,9 @@ void FuturePolicy::OnGet(const ChunkId& id) {
   auto cached = last_access_.find(id);
   if (cached != last_access_.end()) cached->second = tick_;
   auto it = uses_.find(id);
-  if (it == uses_.end() && has_plan()) unplanned_reads_[id] = now_;
+  if (it == uses_.end() && (has_plan() || cached != last_access_.end())) {
+    unplanned_reads_[id] = now_;
+  }
   if (it != uses_.end()) {
     if (const uint64_t* use = FirstComing(it->second)) {
       // This read consumes that use; "now" moves to its window.
@@ -180,6 +191,7 @@ void FuturePolicy::OnGet(const ChunkId& id) {
 void FuturePolicy::OnPut(const ChunkId& id) {
   if (last_access_.count(id) > 0) return OnGet(id);
   last_access_[id] = ++tick_;
+  if (uses_.count(id) == 0) unplanned_reads_[id] = now_;
   Rekey(id);
 }
 

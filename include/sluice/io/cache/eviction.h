@@ -95,7 +95,7 @@ struct FuturePolicyOptions {
 // are not "never needed": while one is read in the protected windows it is protected like a
 // chunk of the current window (so it is stored, and kept, at the expense of the chunk needed
 // farthest away); once no read touched it for `lag_windows` windows it goes first. A new plan
-// (an epoch start) forgets these reads.
+// (an epoch start) counts the cached ones read before it as read in its first window.
 //
 // Each read of a chunk consumes its earliest planned use still to come (uses in windows older
 // than the protected ones count as gone: a restore or a reader that skipped them). "Now" is
@@ -147,7 +147,8 @@ class FuturePolicy final : public EvictionPolicy {
   uint64_t now_ = 0;  // renumbered window
   uint64_t tick_ = 0;
   std::unordered_map<ChunkId, uint64_t, ChunkIdHash> last_access_;  // cached ids -> tick
-  // Ids the plan does not name -> the window ("now") of their last read under this plan.
+  // Ids the plan does not name, read under this plan or cached -> the window ("now") of their
+  // last read (0 for those read before the plan).
   std::unordered_map<ChunkId, uint64_t, ChunkIdHash> unplanned_reads_;
   std::set<Key> evictable_;  // cached, not protected; the victim is the largest
   std::unordered_map<ChunkId, Key, ChunkIdHash> key_of_;  // cached, not protected
