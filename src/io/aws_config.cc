@@ -1,6 +1,7 @@
 // AWS configuration: environment variables and the two INI files of ~/.aws.
 #include "sluice/io/aws_config.h"
 
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -154,6 +155,20 @@ Result<AwsConfig> ResolveAwsConfig(const AwsConfigSources& sources) {
                            style + "' is not auto, path or virtual");
   }
   config.anonymous = Truthy(sources.getenv("AWS_NO_SIGN_REQUEST"));
+  // Attempts.
+  for (const auto& [where, v] :
+       {std::pair<std::string, std::string>{"AWS_MAX_ATTEMPTS", env("AWS_MAX_ATTEMPTS")},
+        {config_path + " [" + config.profile + "] max_attempts",
+         Get(conf_section, "max_attempts")}}) {
+    if (v.empty()) continue;
+    int n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 100) {
+      return InvalidArgument(where + " = '" + v + "': not a number of attempts from 1 to 100");
+    }
+    config.max_attempts = n;
+    break;
+  }
 
   // Credentials: environment, credentials file, config file.
   if (!env("AWS_ACCESS_KEY_ID").empty() && !env("AWS_SECRET_ACCESS_KEY").empty()) {

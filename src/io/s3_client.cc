@@ -80,7 +80,13 @@ Result<std::shared_ptr<S3Client>> S3Client::Make(S3Options options) {
 S3Client::S3Client(S3Options options, Endpoint endpoint)
     : options_(std::move(options)), endpoint_(std::move(endpoint)) {
   engine_ = options_.engine != nullptr ? options_.engine : DefaultHttpEngine();
-  retry_ = options_.retry != nullptr ? options_.retry : S3RetryPolicy();
+  if (options_.retry != nullptr) {
+    retry_ = options_.retry;
+  } else {
+    RetryPolicy::Options retry;
+    if (options_.aws.max_attempts > 0) retry.max_attempts = options_.aws.max_attempts;
+    retry_ = S3RetryPolicy(retry);
+  }
   if (options_.aws.anonymous) return;
   if (!options_.aws.credentials.has_value()) {
     ready_ = FailedPrecondition(

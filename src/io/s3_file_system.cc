@@ -207,7 +207,8 @@ Status S3FileSystem::PutIfAbsent(const std::string& path, ByteView data) {
 std::string ConfigKey(const AwsConfig& c) {
   std::string key = c.profile + '\n' + c.region + '\n' + c.endpoint_url + '\n' +
                     std::to_string(static_cast<int>(c.addressing)) + '\n' +
-                    (c.anonymous ? "anon" : "signed") + '\n';
+                    (c.anonymous ? "anon" : "signed") + '\n' + std::to_string(c.max_attempts) +
+                    '\n';
   if (c.credentials) {
     key += c.credentials->access_key_id + '\n' + c.credentials->secret_access_key + '\n' +
            c.credentials->session_token;

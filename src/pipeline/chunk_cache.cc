@@ -11,17 +11,25 @@ namespace {
 // costs a page fault per 4 KiB page and std::string's zero fill on resize: in a profile of
 // the default path (small zstd records, bench/order) that was ~20% of the time, and half of
 // a first batch's. A recycled one is resized in place (shrinking writes nothing). Bounded:
-// a few buffers, at most kMaxRetainedBytes, outside any pipeline's memory budget.
+// at most kMaxBuffers and kMaxRetainedBytes, outside any pipeline's memory budget.
 class BufferRecycler {
  public:
   static BufferRecycler& Get() {
     static BufferRecycler* recycler = new BufferRecycler;  // never destroyed: used at exit
     return *recycler;
   }
-  std::string Take() {
+  // A buffer for `bytes` decoded bytes: the smallest kept one already that long (resizing
+  // it writes nothing), else the longest (only the difference is zero-filled).
+  std::string Take(uint64_t bytes) {
     std::lock_guard<std::mutex> g(mu_);
     if (free_.empty()) return std::string();
-    std::string s = std::move(free_.back());
+    size_t pick = 0;
+    for (size_t i = 1; i < free_.size(); ++i) {
+      const uint64_t have = free_[i].size(), best = free_[pick].size();
+      if (best >= bytes ? (have >= bytes && have < best) : have > best) pick = i;
+    }
+    std::string s = std::move(free_[pick]);
+    free_[pick] = std::move(free_.back());
     free_.pop_back();
     retained_ -= s.capacity();
     return s;
@@ -36,7 +44,7 @@ class BufferRecycler {
 
  private:
   static constexpr size_t kMinBytes = 64 << 10;  // smaller ones come from malloc's free lists
-  static constexpr size_t kMaxBuffers = 16;
+  static constexpr size_t kMaxBuffers = 64;
   static constexpr uint64_t kMaxRetainedBytes = uint64_t{64} << 20;
   std::mutex mu_;
   std::vector<std::string> free_;  // guarded by mu_
@@ -230,7 +238,7 @@ void ChunkCache::DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex
   const format::ShardChunk info = e.info;
   lock->unlock();
   auto charged = std::make_shared<ChargedChunk>();
-  charged->chunk.bytes = BufferRecycler::Get().Take();  // the decode resizes it in place
+  charged->chunk.bytes = BufferRecycler::Get().Take(info.decoded_bytes);  // resized in place
   Status s = source_->DecodeChunk(shard, info, std::move(fetched), &charged->chunk);
   charged->bytes = charged->chunk.memory_bytes();
   charged->budget = ctx_->budget();

@@ -3,6 +3,7 @@
 // directory, never the whole index (unless the shard has no index file and it was built).
 #include <algorithm>
 
+#include "sluice/base/thread_pool.h"
 #include "sluice/format/shard_index.h"
 #include "sluice/pipeline/source.h"
 
@@ -42,8 +43,9 @@ class ShardSource final : public RecordSource {
     }
     identity_ =
         SnapshotIdentity{SnapshotFingerprint(identity), DescribeShards(names_, bytes, records)};
-    std::stable_sort(damage_.begin(), damage_.end(),
-                     [](const SourceDamage& a, const SourceDamage& b) { return a.shard < b.shard; });
+    std::stable_sort(
+        damage_.begin(), damage_.end(),
+        [](const SourceDamage& a, const SourceDamage& b) { return a.shard < b.shard; });
   }
   const std::vector<uint64_t>& shard_records() const override { return counts_; }
   const std::vector<SourceDamage>& damage() const override { return damage_; }
@@ -83,6 +85,29 @@ class ShardSource final : public RecordSource {
   SnapshotIdentity identity_;
 };
 
+// Opens a reader per path. A shard's open is a few requests in a row on remote storage
+// (its size, its index's footer and tables: 4 round trips on S3), so remote shards are
+// opened kMaxParallelOpens at a time; local ones, a few system calls each, one by one.
+std::vector<Result<std::unique_ptr<format::ShardReader>>> OpenReaders(
+    io::FileSystem* fs, const std::vector<std::string>& paths,
+    const format::ShardReaderOptions& options) {
+  constexpr size_t kMaxParallelOpens = 16;
+  std::vector<Result<std::unique_ptr<format::ShardReader>>> out;
+  out.reserve(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) out.emplace_back(Internal("not opened"));
+  const bool local = fs->name() == "local" || fs->name() == "memory";
+  if (local || paths.size() == 1) {
+    for (size_t i = 0; i < paths.size(); ++i)
+      out[i] = format::ShardReader::Open(fs, paths[i], options);
+    return out;
+  }
+  ThreadPool pool(std::min(kMaxParallelOpens, paths.size()));
+  for (size_t i = 0; i < paths.size(); ++i) {
+    pool.Submit([&, i] { out[i] = format::ShardReader::Open(fs, paths[i], options); });
+  }
+  return out;  // ~ThreadPool ran every task
+}
+
 }  // namespace
 
 Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
@@ -97,10 +122,11 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
   shared.index_directory_bytes =
       std::min(shared.index_directory_bytes,
                std::max(kMinIndexDirectoryBytes, kDatasetIndexDirectoryBytes / paths.size()));
+  std::vector<Result<std::unique_ptr<format::ShardReader>>> opened = OpenReaders(fs, paths, shared);
   std::vector<std::unique_ptr<format::ShardReader>> readers;
   std::vector<SourceDamage> deferred;
-  for (const std::string& path : paths) {
-    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path, shared));
+  for (auto& open : opened) {  // in path order: the first failing shard's error is returned
+    SLUICE_ASSIGN_OR_RETURN(auto reader, std::move(open));
     Status checked = check ? check(readers.size(), *reader) : Status::OK();
     if (!checked.ok()) {
       // Under recovery a shard that fails its check is damage for the iterator's policy to

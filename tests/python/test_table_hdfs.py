@@ -91,3 +91,24 @@ def test_convert_into_a_table_on_hdfs_appends_overwrites_and_travels(hdfs, hdfs_
     assert all((backing / f).exists() for f in t.files())
     assert count() == 500  # the latest version is whole after vacuum
     assert read_snapshot(str(backing)).num_records() == 500
+
+
+def test_keyed_jobs_read_and_write_tables_on_hdfs(hdfs, hdfs_env, tmp_path):
+    """stats / dedup / reshard with IN and OUT on hdfs:// (tables and datasets)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": f"t{i % 40}"}) + "\n"
+                           for i in range(300)))
+    table = hdfs.url("/tables/keyed")
+    run("convert", "jsonl", src, table, "--table", "--shard-size", "4KB")
+    stats = json.loads(run("stats", table + "@v0", "--key", "text", "--json").stdout)
+    assert stats["records"] == 300 and len(stats["counts"]) == 40
+    out = hdfs.url("/tables/keyed-dedup")
+    run("dedup", table, out, "--feature", "text", "--table")
+    assert ids_of(out) == list(range(40))  # the first of each text, in input order
+    run("reshard", table, hdfs.url("/data/resharded"), "--seed", "5", "--shard-size", "8KB")
+    assert ids_of(hdfs.url("/data/resharded")) == list(range(300))
+
+
+def ids_of(url):
+    lines = run("inspect", url, "--json", "--records", "100000").stdout.splitlines()
+    return sorted(json.loads(line)["id"]["int64"][0] for line in lines)

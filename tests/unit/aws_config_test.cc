@@ -136,6 +136,31 @@ TEST(AwsConfig, BadAddressingStyleIsAnError) {
   EXPECT_EQ(ResolveAwsConfig(f.Get()).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(AwsConfig, MaxAttemptsFromTheEnvironmentElseTheProfile) {
+  FakeSources f;
+  EXPECT_EQ(f.Resolve().max_attempts, 0);  // sluice's default
+  f.files["/home/u/.aws/config"] = "[default]\nmax_attempts = 3\n";
+  EXPECT_EQ(f.Resolve().max_attempts, 3);
+  f.env["AWS_MAX_ATTEMPTS"] = "12";
+  EXPECT_EQ(f.Resolve().max_attempts, 12);
+}
+
+TEST(AwsConfig, MalformedMaxAttemptsIsAnErrorNamingWhere) {
+  for (const char* bad : {"0", "-2", "ten", "5x", "101"}) {
+    FakeSources f;
+    f.env["AWS_MAX_ATTEMPTS"] = bad;
+    auto r = ResolveAwsConfig(f.Get());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("AWS_MAX_ATTEMPTS"), std::string::npos) << bad;
+  }
+  FakeSources f;
+  f.files["/home/u/.aws/config"] = "[default]\nmax_attempts = many\n";
+  auto r = ResolveAwsConfig(f.Get());
+  EXPECT_NE(r.status().message().find("/home/u/.aws/config [default] max_attempts"),
+            std::string::npos)
+      << r.status().ToString();
+}
+
 TEST(AwsConfig, NoSignRequestMeansAnonymous) {
   FakeSources f;
   f.env["AWS_NO_SIGN_REQUEST"] = "YES";

@@ -2,8 +2,11 @@
 // visits every record once, restores work, and a damaged record is reported with the shard's
 // path and byte offset, or skipped.
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 
 #include "pipeline_test_util.h"
+#include "publish_test_util.h"
 #include "sluice/format/record_writer.h"
 #include "sluice/format/shard_writer.h"
 
@@ -112,6 +115,61 @@ TEST_F(PipelineShards, MissingShardFailsToOpen) {
   auto source = OpenShardSource(fs_.get(), paths_);
   EXPECT_FALSE(source.ok());
   EXPECT_NE(source.status().message().find("nope.tfrecord"), std::string::npos);
+}
+
+// Looks remote ("s3"); each open waits (up to 2 s, once) for another open to be in flight,
+// so a source that opens shards one by one shows no overlap.
+class OverlapProbe final : public format::testing::ForwardingFileSystem {
+ public:
+  using ForwardingFileSystem::ForwardingFileSystem;
+  std::string_view name() const override { return "s3"; }
+  Result<std::unique_ptr<io::RandomAccessFile>> OpenForRead(const std::string& p) override {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
+      cv_.notify_all();
+      if (!gave_up_ && !cv_.wait_for(l, std::chrono::seconds(2),
+                                     [&] { return in_flight_ > 1 || overlapped_; })) {
+        gave_up_ = true;
+      }
+      overlapped_ = overlapped_ || in_flight_ > 1;
+    }
+    auto r = ForwardingFileSystem::OpenForRead(p);
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+    return r;
+  }
+  int max_in_flight() {
+    std::lock_guard<std::mutex> l(mu_);
+    return max_in_flight_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0, max_in_flight_ = 0;  // guarded by mu_
+  bool overlapped_ = false, gave_up_ = false;
+};
+
+TEST_F(PipelineShards, RemoteShardsAreOpenedInParallelAndReadAsLocalOnes) {
+  OverlapProbe remote(fs_.get());
+  auto source = OpenShardSource(&remote, paths_);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  EXPECT_GE(remote.max_in_flight(), 2);
+  auto it = MakeIt(Dataset::FromSource(*source).Map(ParseId, IdMap(2)).Batch(16), 2);
+  std::vector<int64_t> got = Drain(it.get());
+  ASSERT_EQ(static_cast<int64_t>(got.size()), total_);
+  for (int64_t i = 0; i < total_; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], i);
+}
+
+TEST_F(PipelineShards, OfRemoteShardsOpenedInParallelTheFirstMissingOneIsNamed) {
+  OverlapProbe remote(fs_.get());
+  paths_.insert(paths_.begin() + 1, "/data/missing-1.tfrecord");
+  paths_.push_back("/data/missing-2.tfrecord");
+  auto source = OpenShardSource(&remote, paths_);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.status().message().find("missing-1.tfrecord"), std::string::npos)
+      << source.status().ToString();
 }
 
 TEST(PipelineReadPaths, ReadsADatasetDirectoryAndAGlob) {

@@ -66,6 +66,10 @@ Result<std::string> ReadAllOf(FileSystem* fs, const std::string& path) { return 
 TEST_F(WebHdfsFaultsTest, ReadsSurviveStormsResetsAndTruncationsUncorrupted) {
   WebHdfsOptions options;
   options.read_part_bytes = 64 << 10;
+  // An attempt fails here with p ~ 0.42 (0.1 status, 0.2 reset, 0.2 truncation): with the
+  // default 6 attempts one of the 16 parts would exhaust them in ~9% of runs (a flaky test,
+  // seen in CI); 16 attempts make that ~1e-5.
+  options.retry.max_attempts = 16;
   WebHdfsClient client(options);
   const std::string data = Pattern(1 << 20, 4);
   ASSERT_TRUE(client.fs->WriteAll(P("d.bin"), data).ok());

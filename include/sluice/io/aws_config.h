@@ -37,6 +37,9 @@ struct AwsConfig {
   S3Addressing addressing = S3Addressing::kAuto;
   // AWS_NO_SIGN_REQUEST=true|yes|1: requests go unsigned (public buckets). Default: false.
   bool anonymous = false;
+  // Attempts of one request, the first included, as botocore counts them: AWS_MAX_ATTEMPTS,
+  // else the profile's `max_attempts`. Default: 0 = sluice's RetryPolicy default (6).
+  int max_attempts = 0;
   // AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), else the profile's
   // aws_access_key_id / aws_secret_access_key / aws_session_token in the credentials file,
   // then the config file. nullopt: none found.
