@@ -24,6 +24,15 @@ SimulatedRemoteOptions Latency(double seconds) {
   return o;
 }
 
+// `epochs` passes over the 8 chunks of 64 KiB of /remote/a in file order, one window each.
+std::vector<PlannedRead> CyclicPlan(uint64_t epochs) {
+  std::vector<PlannedRead> plan;
+  for (uint64_t e = 0; e < epochs; ++e) {
+    for (uint64_t i = 0; i < 8; ++i) plan.push_back({"/remote/a", i * 65536, 65536, e * 8 + i});
+  }
+  return plan;
+}
+
 TEST_F(CacheTest, ReadsReturnTheRemoteBytesAcrossChunkBoundaries) {
   std::string data = AddFile("a", 1000000, 1);
   auto cache = Open(Options(64 << 20, 64 << 10));
@@ -370,18 +379,11 @@ TEST_F(CacheTest, FutureEvictionKeepsWhatTheNextEpochNeeds) {
   o.lag_windows = 0;
   auto cache = Open(o);
   CachedFileSystem fs(remote_.get(), cache);
-  std::vector<PlannedRead> plan;
-  for (uint64_t e = 0; e < 3; ++e) {
-    for (uint64_t i = 0; i < 8; ++i) plan.push_back({"/remote/a", i * 65536, 65536, e * 8 + i});
-  }
+  std::vector<PlannedRead> plan = CyclicPlan(3);
   ASSERT_TRUE(fs.SetPlan(plan).ok());
   for (const PlannedRead& r : plan) {
     ASSERT_TRUE(ReadRange(fs, "a", r.offset, 100).ok());
-    // Readers get a chunk before it is stored: let each store decide before the next read.
-    ASSERT_TRUE(Eventually([&] {
-      CacheStats s = cache->stats();
-      return s.stored + s.skipped == s.fetches;
-    }));
+    ASSERT_TRUE(Settled(*cache));  // each store decides before the next read
   }
   CacheStats s = cache->stats();
   EXPECT_EQ(s.hits, 8u);  // what MIN gets (cache_eviction_test.cc, CyclicScan...)
@@ -399,24 +401,15 @@ TEST_F(CacheTest, AnIndexReadAllEpochLongIsFetchedOnceWhenPlannedChunksFillTheCa
   o.prefetch_fetches = 0;
   auto cache = Open(o);
   CachedFileSystem fs(remote_.get(), cache);
-  std::vector<PlannedRead> plan;
-  for (uint64_t e = 0; e < 2; ++e) {
-    for (uint64_t i = 0; i < 8; ++i) plan.push_back({"/remote/a", i * 65536, 65536, e * 8 + i});
-  }
+  std::vector<PlannedRead> plan = CyclicPlan(2);
   ASSERT_TRUE(fs.SetPlan(plan).ok());
-  auto settled = [&] {
-    return Eventually([&] {
-      CacheStats s = cache->stats();
-      return s.stored + s.skipped == s.fetches;
-    });
-  };
   uint64_t index_fetches = 0;
   for (const PlannedRead& r : plan) {
     ASSERT_TRUE(ReadRange(fs, "a", r.offset, 100).ok());
-    ASSERT_TRUE(settled());
+    ASSERT_TRUE(Settled(*cache));
     const uint64_t before = remote_->reads();
     ASSERT_EQ(*ReadRange(fs, "a.idx", r.offset / 8, 100), index.substr(r.offset / 8, 100));
-    ASSERT_TRUE(settled());
+    ASSERT_TRUE(Settled(*cache));
     index_fetches += remote_->reads() - before;
   }
   EXPECT_EQ(index_fetches, 1u);

@@ -98,6 +98,14 @@ class CacheFixture : public ::testing::Test {
     }
     return done();
   }
+  // Readers get a chunk before it is stored: waits (bounded) until every fetch of `cache` was
+  // stored or skipped.
+  static bool Settled(const Cache& cache) {
+    return Eventually([&] {
+      CacheStats s = cache.stats();
+      return s.stored + s.skipped == s.fetches;
+    });
+  }
 
   std::string dir_;
   std::unique_ptr<FileSystem> memory_;
