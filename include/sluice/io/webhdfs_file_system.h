@@ -40,8 +40,14 @@ struct WebHdfsOptions {
   std::chrono::milliseconds request_timeout{0};
   // When a failed request is sent again. The file system adds WebHDFS's error decoding
   // (the RemoteException class is the error code) and its retryable exceptions
-  // (RetriableException, StandbyException) to these. Default: RetryPolicy's defaults.
-  RetryPolicy::Options retry;
+  // (RetriableException, StandbyException) to these. Default: RetryPolicy's defaults with
+  // 10 attempts, as Hadoop's WebHDFS client (dfs.http.client.retry.max.attempts = 10): an
+  // OPEN is two requests (namenode, then datanode), either of which can fail.
+  RetryPolicy::Options retry = [] {
+    RetryPolicy::Options o;
+    o.max_attempts = 10;
+    return o;
+  }();
   // Default: null = DefaultHttpEngine(), the process-wide engine.
   HttpEngine* engine = nullptr;
 };
