@@ -18,6 +18,7 @@ import pytest
 
 import sluice
 from delta_reader import read_snapshot, versions
+from s3_server import s3_server  # noqa: F401  (the session fixture: one RGW per test run)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SLUICE_BUILD", os.path.join(ROOT, "build"))
@@ -147,56 +148,6 @@ def test_kill_9_of_writers_never_loses_or_half_commits(tmp_path):
 # --- The same on the real S3 server (Ceph RGW, scripts/s3-server): commits are PUTs with
 # If-None-Match: *, which RGW honours (412 for all but one of racing writers).
 
-try:
-    from s3_server import S3Server  # tests/python/s3_server.py (branch s3)
-except ImportError:  # until it lands: the script directly
-    class S3Server:
-        SCRIPT = os.path.join(ROOT, "scripts", "s3-server")
-
-        def __init__(self):
-            r = subprocess.run([self.SCRIPT, "start"], capture_output=True, text=True,
-                               timeout=300)
-            if r.returncode != 0:
-                raise RuntimeError(f"scripts/s3-server start failed:\n{r.stderr}")
-            self.dir = r.stdout.strip().splitlines()[-1]
-            self.env = {}
-            with open(os.path.join(self.dir, "env")) as f:
-                for line in f:
-                    key, _, value = line.strip().removeprefix("export ").partition("=")
-                    if key:
-                        self.env[key] = value
-
-        def stop(self):
-            subprocess.run([self.SCRIPT, "stop", self.dir], capture_output=True, timeout=120)
-
-        def client(self):
-            import boto3
-            return boto3.client("s3", endpoint_url=self.env["AWS_ENDPOINT_URL"],
-                                region_name="us-east-1",
-                                aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
-                                aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"])
-
-        def bucket(self, name):
-            self.client().create_bucket(Bucket=name)
-            return name
-
-
-@pytest.fixture(scope="module")
-def s3():
-    server = S3Server()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def s3_environ(server):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(server.env)
-    env["HOME"] = server.dir  # no ~/.aws of the user
-    return env
-
-
 def mirror(client, bucket, prefix, into):
     """Copies every object under s3://bucket/prefix/ to the directory `into`."""
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/")
@@ -207,10 +158,11 @@ def mirror(client, bucket, prefix, into):
             local.write_bytes(client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
 
 
-def test_8_writer_processes_x_5_appends_on_s3_give_versions_0_to_39(s3, tmp_path):
+def test_8_writer_processes_x_5_appends_on_s3_give_versions_0_to_39(s3_server, tmp_path):
+    s3 = s3_server
     bucket = s3.bucket("table-concurrency")
     uri = f"s3://{bucket}/t"
-    env = s3_environ(s3)
+    env = s3.environ()
     reported, attempts = run_writers(uri, 8, commits=5, checkpoint_interval=10, env=env)
     print(f"S3: 40 commits in {attempts} put attempts (the others lost a race: 412)")
     assert sorted(v for v, _, _ in reported) == list(range(40))
