@@ -19,7 +19,7 @@ SCRIPT = os.path.join(ROOT, "scripts", "s3-server")
 
 class S3Server:
     def __init__(self):
-        r = subprocess.run([SCRIPT, "start"], capture_output=True, text=True, timeout=300)
+        r = subprocess.run([SCRIPT, "start"], capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
             raise RuntimeError(f"scripts/s3-server start failed:\n{r.stderr}")
         self.dir = r.stdout.strip().splitlines()[-1]

@@ -204,8 +204,11 @@ TEST(PipelineSlot, DropOnlyStagesBetweenMapAndBatchKeepTheStream) {
     Stream p = Drain(plain.get(), plain_map);
     ExpectSameStream(f, p);
     ASSERT_EQ(f.ids.size(), 38u);  // 300 elements
-    // Lag events (the skip, 6 filtered elements) each cost a few copied batches at most.
-    EXPECT_GE(f.in_place, 10u) << "stages between map and batch prevent in-place batches";
+    // Lag events (the skip, 6 filtered elements) each cost the batches of the elements then in
+    // flight: how many depends on timing (9-17 of 38 in place seen over 60 runs, ASan
+    // included), so the bound only tells "back in place after lags" from "never in place".
+    EXPECT_GE(f.in_place, 4u) << threads << " threads: stages between map and batch prevent "
+                              << "in-place batches";
   }
 }
 
