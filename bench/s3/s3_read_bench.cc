@@ -207,6 +207,10 @@ void LatencyRun(const Args& a) {
     cv.wait(lock, [&] { return in_flight == 0; });
   }
   if (failures > 0) Die(std::to_string(failures) + " reads failed");
+  // The reads behind the tail (p99.9 is the 3rd-slowest of 3000): which ones, and how slow.
+  for (size_t i = 0; i < latency_ms.size(); ++i) {
+    if (latency_ms[i] > 100) std::fprintf(stderr, "slow read %zu: %.1f ms\n", i, latency_ms[i]);
+  }
   const HttpEngineStats s = engine.stats();
   // Requests other than the reads themselves (the HEAD at open) are not part of "extra".
   const double extra = static_cast<double>(s.hedges) / a.reads;

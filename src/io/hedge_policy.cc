@@ -49,7 +49,12 @@ double HedgePolicy::Quantile(double q) const {
 }
 
 std::optional<std::chrono::microseconds> HedgePolicy::Delay() {
-  if (!options_.enabled || samples_.size() < options_.min_samples) return std::nullopt;
+  if (!options_.enabled) return std::nullopt;
+  if (samples_.size() < options_.min_samples) {
+    if (samples_.size() < std::max<size_t>(options_.early_samples, 1)) return std::nullopt;
+    const auto early = static_cast<int64_t>(options_.early_multiple * Quantile(0.5));
+    return std::chrono::microseconds(std::max<int64_t>(early, options_.min_delay.count()));
+  }
   if (delay_at_ == 0 || recorded_ - delay_at_ >= kRecomputeEvery) {
     delay_us_ = static_cast<int64_t>(Quantile(options_.quantile));
     delay_at_ = recorded_;

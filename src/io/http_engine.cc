@@ -99,6 +99,7 @@ class HttpEngine::Impl {
   void CollectDone();
   void OnTransferDone(Transfer* t, CURLcode code);
   void FireTimers();
+  void HedgeWaiting();
   void ScanCancelTokens();
   void Finish(Pending* p, Result<HttpResponse> result);
   void DropTransfer(Pending* p, Transfer* t);
@@ -123,6 +124,10 @@ class HttpEngine::Impl {
   uint64_t latency_updates_ = 0;
   Clock::time_point next_cancel_scan_;
   HedgePolicy hedge_;
+  // Requests past their hedge delay that found the budget empty, oldest first, with the
+  // attempt they were waiting in: the next tokens go to them (normal-tail requests leave
+  // by answering; the stuck ones stay and get hedged).
+  std::deque<std::pair<RequestId, int>> hedge_waiting_;
   std::mt19937_64 rng_;
   std::shared_ptr<const RetryPolicy> default_retry_;
   internal::TransferLimits limits_;
@@ -288,7 +293,25 @@ void HttpEngine::Impl::StartReady() {
       if (auto delay = hedge_.Delay()) {
         timers_.push({p->attempt_started + *delay, p->id, TimerKind::kHedge, p->attempts});
       }
+      HedgeWaiting();
     }
+  }
+}
+
+// Spends the budget's tokens on the waiting requests that still have no first byte.
+void HttpEngine::Impl::HedgeWaiting() {
+  while (!hedge_waiting_.empty()) {
+    const auto [id, attempt] = hedge_waiting_.front();
+    auto it = pending_.find(id);
+    Pending* p = it == pending_.end() ? nullptr : it->second.get();
+    if (p != nullptr && p->attempts == attempt && p->transfers.size() == 1 &&
+        !p->first_byte_seen) {
+      if (!hedge_.TryHedge()) return;
+      p->hedged = true;
+      hedges_.fetch_add(1, std::memory_order_relaxed);
+      StartTransfer(p, /*hedge=*/true);
+    }
+    hedge_waiting_.pop_front();
   }
 }
 
@@ -429,11 +452,9 @@ void HttpEngine::Impl::FireTimers() {
         if (p->transfers.empty() && p->attempts == timer.attempt) ready_.push_front(p->id);
         break;
       case TimerKind::kHedge:
-        if (p->attempts == timer.attempt && p->transfers.size() == 1 && !p->first_byte_seen &&
-            hedge_.TryHedge()) {
-          p->hedged = true;
-          hedges_.fetch_add(1, std::memory_order_relaxed);
-          StartTransfer(p, /*hedge=*/true);
+        if (p->attempts == timer.attempt && p->transfers.size() == 1 && !p->first_byte_seen) {
+          hedge_waiting_.emplace_back(p->id, p->attempts);
+          HedgeWaiting();  // hedged now unless older requests wait for the budget
         }
         break;
       case TimerKind::kDeadline: {

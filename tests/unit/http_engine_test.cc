@@ -397,6 +397,55 @@ TEST(HttpEngine, LateFirstByteIsHedgedAndTheDuplicateWins) {
   EXPECT_EQ(slow_calls.load(), 2);
 }
 
+TEST(HttpEngine, RequestThatFoundTheBudgetEmptyIsHedgedWithTheNextToken) {
+  std::atomic<int> a_calls{0}, b_calls{0};
+  ScriptedHttpServer server([&](const Received& r) {
+    Reply reply;
+    reply.body = "data";
+    if ((r.target == "/a" && ++a_calls == 1) || (r.target == "/b" && ++b_calls == 1)) {
+      reply.delay = 20s;  // both originals stall
+    }
+    return reply;
+  });
+  HttpEngineOptions o = FastOptions();
+  o.stall_timeout = 10s;  // B must be rescued by a hedge, not by a retry
+  o.hedge.min_samples = 20;
+  o.hedge.min_delay = 50ms;
+  o.hedge.burst = 1;
+  o.hedge.max_extra_fraction = 0.5;  // a token every 2 requests
+  HttpEngine engine(o);
+  auto call = [&](const std::string& path) {
+    auto p = std::make_shared<std::promise<Result<HttpResponse>>>();
+    auto f = p->get_future();
+    HttpRequest req = Get(server, path);
+    req.hedge = true;
+    engine.Submit(req, [p](Result<HttpResponse> r) { p->set_value(std::move(r)); });
+    return f;
+  };
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(engine.Call([&] {
+    HttpRequest req = Get(server, "/fast");
+    req.hedge = true;
+    return req;
+  }()).ok());
+  const uint64_t before = engine.stats().hedges;
+  auto a = call("/a");  // takes the one saved token once its delay passes
+  for (int i = 0; i < 2000 && engine.stats().hedges == before; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(engine.stats().hedges, before + 1);
+  auto b = call("/b");  // its own request earns half a token: B waits
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(engine.stats().hedges, before + 1) << "a duplicate without a token";
+  HttpRequest fast = Get(server, "/fast");
+  fast.hedge = true;
+  ASSERT_TRUE(engine.Call(fast).ok());  // the other half: the token goes to B
+  for (auto* f : {&a, &b}) {
+    auto r = Wait(*f);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->hedged);
+    EXPECT_EQ(r->attempts, 1);
+  }
+  EXPECT_EQ(engine.stats().hedges, before + 2);
+}
+
 TEST(HttpEngine, RequestsNotMarkedHedgeableAreNeverDuplicated) {
   std::atomic<int> calls{0};
   ScriptedHttpServer server([&](const Received& r) {

@@ -89,12 +89,26 @@ TEST(RetryPolicy, DecoderSuppliesErrorCodes) {
 TEST(HedgePolicy, NoHedgingBeforeEnoughSamples) {
   HedgePolicy::Options o;
   o.min_samples = 10;
+  o.early_samples = 10;  // no early delay
   HedgePolicy h(o);
   for (int i = 0; i < 9; ++i) h.RecordFirstByte(10ms);
   EXPECT_FALSE(h.Delay().has_value());
   h.RecordFirstByte(10ms);
   ASSERT_TRUE(h.Delay().has_value());
   EXPECT_EQ(*h.Delay(), 10ms);
+}
+
+TEST(HedgePolicy, FirstRequestsGetACautiousDelayOfAMultipleOfTheirMedian) {
+  HedgePolicy::Options o;  // early from 8 samples, 4x the median; p95 from 40
+  o.min_delay = 0us;
+  HedgePolicy h(o);
+  for (int i = 0; i < 7; ++i) h.RecordFirstByte(std::chrono::milliseconds(10 + i));
+  EXPECT_FALSE(h.Delay().has_value()) << "7 samples say nothing";
+  h.RecordFirstByte(500ms);  // a stall among the first requests does not move the median
+  ASSERT_TRUE(h.Delay().has_value());
+  EXPECT_EQ(*h.Delay(), 4 * 13ms);  // median of 10..16 ms and 500 ms: 13 ms
+  for (int i = 8; i < 40; ++i) h.RecordFirstByte(10ms);
+  EXPECT_EQ(*h.Delay(), 15ms) << "from min_samples on: the running p95";
 }
 
 TEST(HedgePolicy, DelayIsTheRunningP95) {
@@ -130,7 +144,7 @@ TEST(HedgePolicy, NeverSoonerThanTheMinimumDelay) {
 }
 
 TEST(HedgePolicy, BudgetCapsDuplicatesAtTheConfiguredShare) {
-  HedgePolicy h;  // 5%, burst 2
+  HedgePolicy h;  // 5%, burst 10
   int hedges = 0;
   for (int i = 0; i < 10000; ++i) {
     h.OnRequest();
@@ -141,11 +155,11 @@ TEST(HedgePolicy, BudgetCapsDuplicatesAtTheConfiguredShare) {
 }
 
 TEST(HedgePolicy, BudgetSavesOnlyABurst) {
-  HedgePolicy h;
+  HedgePolicy h;  // burst 10
   for (int i = 0; i < 10000; ++i) h.OnRequest();  // a long quiet spell
   int hedges = 0;
   while (h.TryHedge()) ++hedges;
-  EXPECT_EQ(hedges, 2);
+  EXPECT_EQ(hedges, 10);
 }
 
 TEST(HedgePolicy, DisabledNeverHedges) {

@@ -1,7 +1,8 @@
 // Hedged requests ("The Tail at Scale", Dean & Barroso 2013): a read whose first byte has not
 // arrived by the running p95 of recent first-byte latencies is sent a second time; the first
 // to answer wins and the other is cancelled. A token budget keeps the duplicates under a
-// fixed share of the reads. Pure and single-threaded (the HTTP engine's thread owns it), so
+// fixed share of the reads (a request that finds it empty waits for the next token, oldest
+// first: the engine's queue). Pure and single-threaded (the HTTP engine's thread owns it), so
 // tests drive it with made-up latencies.
 #pragma once
 
@@ -21,9 +22,16 @@ class HedgePolicy {
     double quantile = 0.95;  // Default: p95
     // Duplicates never exceed this share of hedgeable requests (plus `burst`).
     double max_extra_fraction = 0.05;  // Default: 5%
-    double burst = 2;                  // Default: 2 duplicates may be saved up
-    // No hedging until this many latencies were seen (a p95 of ten samples is noise).
+    // Duplicates that may be saved up: slow first bytes come in clusters (a server stall
+    // delays every request in flight), and a budget of 2 left ~40% of the hedges wanted in a
+    // cluster unsent (bench/s3/run.py --only hedging). Default: 10.
+    double burst = 10;
+    // The running quantile from this many latencies on (a p95 of ten samples is noise).
     size_t min_samples = 40;  // Default: 40
+    // Before that, from early_samples latencies on, a cautious delay: early_multiple x their
+    // median (a stall among a job's first requests is hedged too). No hedging before.
+    size_t early_samples = 8;     // Default: 8
+    double early_multiple = 4.0;  // Default: 4
     size_t window = 1000;     // Default: the latest 1000 first-byte latencies
     // Never hedge sooner than this (a p95 of 1 ms on loopback would duplicate on scheduling
     // noise). Default: 2 ms.
@@ -38,7 +46,7 @@ class HedgePolicy {
   // The time from sending a request to its first response byte.
   void RecordFirstByte(std::chrono::microseconds latency);
   // How long to wait for a first byte before duplicating; nullopt while disabled or before
-  // min_samples latencies.
+  // early_samples latencies.
   std::optional<std::chrono::microseconds> Delay();
   // Spends one duplicate from the budget; false when the budget is empty.
   bool TryHedge();
