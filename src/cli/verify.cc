@@ -5,12 +5,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/ordered_parallel.h"
 #include "sluice/base/crc32c.h"
+#include "sluice/base/random.h"
 #include "sluice/base/thread_pool.h"
 #include "sluice/format/dataset_publisher.h"
 #include "sluice/format/manifest.h"
@@ -42,27 +44,41 @@ class FaultLog {
   std::vector<std::string> warnings_;
 };
 
+// A digest of a sequence of record places (file offset, payload length), in order: equal
+// digests of equally long sequences mean equal sequences (but for a ~2^-64 chance).
+struct PlaceDigest {
+  uint64_t value = 0;
+  uint64_t count = 0;
+  void Add(uint64_t offset, uint64_t length) {
+    value = Mix64(value ^ Mix64(offset ^ Mix64(length ^ (count << 32))));
+    ++count;
+  }
+  bool operator==(const PlaceDigest&) const = default;
+};
+
 // What the sequential pass saw of each record, to compare with what the index says. For
 // uncompressed shards the record's place (offset, length) is enough: the pass checked the
 // CRCs of exactly those bytes, so an index entry naming the same place names a good record
-// and no second read is needed. Compressed shards are checked by reading through the index
-// and comparing a CRC of each payload.
+// and no second read is needed; the places are compared as digests (a table of them cost a
+// page fault per 4 KiB, more than the CRCs), and listed only when the digests differ, to
+// name the entries. Compressed shards are checked by reading through the index and
+// comparing a CRC of each payload.
 struct ShardScan {
-  std::vector<uint64_t> offsets;  // record offset in the (uncompressed) record stream
-  std::vector<uint64_t> lengths;  // payload length
+  PlaceDigest places;             // every record's place (uncompressed shards)
+  std::vector<uint64_t> offsets;  // record offsets in the file, when listed
+  std::vector<uint64_t> lengths;  // payload lengths, when listed
   std::vector<uint32_t> crcs;     // payload CRC (compressed shards only)
   bool clean = true;
-  uint64_t records() const { return offsets.size(); }
+  uint64_t records() const { return places.count; }
 };
 
 // Reads the whole shard in skip mode, so that every damaged range is reported, not only
 // the first.
-// `expected_records`: what the index lists (0: unknown), to size the tables once.
+// `expected_records`: what the index lists (0: unknown), to size the tables once;
+// `list_places`: keep every record's place in offsets and lengths.
 ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, uint64_t expected_records,
-                      FaultLog* faults) {
+                      bool list_places, FaultLog* faults) {
   ShardScan scan;
-  scan.offsets.reserve(expected_records);
-  scan.lengths.reserve(expected_records);
   format::RecordReaderOptions options;
   options.policy = format::CorruptionPolicy::kSkip;
   auto reader = format::RecordReader::Open(fs, shard, options);
@@ -71,6 +87,12 @@ ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, uint64_t exp
     scan.clean = false;
     return scan;
   }
+  const bool compressed = (*reader)->codec() != format::Codec::kNone;
+  if (list_places) {
+    scan.offsets.reserve(expected_records);
+    scan.lengths.reserve(expected_records);
+  }
+  if (compressed) scan.crcs.reserve(expected_records);
   ByteView record;
   Status error;
   while (true) {
@@ -80,13 +102,16 @@ ShardScan ScanRecords(io::FileSystem* fs, const std::string& shard, uint64_t exp
       break;
     }
     if (!*more) break;
-    scan.offsets.push_back((*reader)->record_offset());
-    scan.lengths.push_back(record.size());
-    if ((*reader)->codec() != format::Codec::kNone) scan.crcs.push_back(crc32c::Value(record));
+    scan.places.Add((*reader)->record_offset(), record.size());
+    if (list_places) {
+      scan.offsets.push_back((*reader)->record_offset());
+      scan.lengths.push_back(record.size());
+    }
+    if (compressed) scan.crcs.push_back(crc32c::Value(record));
   }
   // Offsets are file offsets for uncompressed shards and for undecodable compressed data;
   // otherwise they count bytes of the decompressed record stream (docs/format.md, 5.).
-  const bool stream_offsets = (*reader)->codec() != format::Codec::kNone;
+  const bool stream_offsets = compressed;
   for (const auto& range : (*reader)->skipped()) {
     std::string where = stream_offsets && !range.in_compressed_file
                             ? " bytes of the decompressed stream skipped)"
@@ -108,16 +133,27 @@ std::optional<uint64_t> EntryOffset(const format::ShardReader& reader, uint64_t 
                                                 : frame.file_offset;
 }
 
-// Reads every record through the index and compares it with the sequential pass.
+// Opens the shard through its index; *places receives the digest of the places the index
+// gives its records (file offset of the framed record, payload length), as Open's scan of
+// the index file sees them.
 Result<std::unique_ptr<format::ShardReader>> OpenIndexed(io::FileSystem* fs,
-                                                         const std::string& shard) {
+                                                         const std::string& shard,
+                                                         PlaceDigest* places) {
   format::ShardReaderOptions options;
   options.build_missing_index = false;
+  options.on_index_entry = [places](uint64_t, const format::IndexRecord& record,
+                                    const format::IndexFrame& frame) {
+    places->Add(frame.file_offset + record.offset_in_frame, record.length);
+  };
   return format::ShardReader::Open(fs, shard, options);
 }
 
+// Compares every index entry with the sequential pass: for uncompressed shards by place (the
+// digests, and entry by entry when they differ: `relist` scans the shard again listing its
+// places), otherwise by reading each record through the index.
 void CheckIndex(const std::string& shard,
-                const Result<std::unique_ptr<format::ShardReader>>& reader, const ShardScan& scan,
+                const Result<std::unique_ptr<format::ShardReader>>& reader, ShardScan scan,
+                const PlaceDigest& index_places, const std::function<ShardScan()>& relist,
                 FaultLog* faults) {
   std::string index_path = format::ShardIndex::IndexPathFor(shard);
   if (!reader.ok()) {
@@ -131,6 +167,10 @@ void CheckIndex(const std::string& shard,
                             scan.records()));
   }
   const bool by_place = index.codec() == format::Codec::kNone;
+  if (by_place) {
+    if (index_places == scan.places) return;
+    scan = relist();
+  }
   std::string payload;
   for (uint64_t i = 0; i < index.num_records(); ++i) {
     if (by_place && i < scan.records()) {
@@ -209,16 +249,21 @@ int RunVerify(const std::string& uri) {
     const std::string& shard = (*shards)[i];
     ShardResult result;
     const bool indexed = fs->Exists(format::ShardIndex::IndexPathFor(shard));
-    auto reader = indexed ? OpenIndexed(fs, shard) : NotFound("no index");
+    PlaceDigest index_places;
+    auto reader = indexed ? OpenIndexed(fs, shard, &index_places) : NotFound("no index");
     // A record takes at least 16 bytes of the file: a damaged index cannot inflate the hint.
     const uint64_t hint =
         reader.ok() ? std::min((*reader)->num_records(), (*reader)->file_bytes() / 16) : 0;
-    ShardScan scan = ScanRecords(fs, shard, hint, &result.faults);
+    ShardScan scan = ScanRecords(fs, shard, hint, /*list_places=*/false, &result.faults);
     result.records = scan.records();
     result.clean = scan.clean;
     if (!indexed) return result;
     if (scan.clean) {
-      CheckIndex(shard, reader, scan, &result.faults);
+      auto relist = [&] {
+        FaultLog again;  // the faults of the shard itself were reported by the first pass
+        return ScanRecords(fs, shard, hint, /*list_places=*/true, &again);
+      };
+      CheckIndex(shard, reader, std::move(scan), index_places, relist, &result.faults);
     } else {  // its entries would repeat the faults above, or point into skipped ranges
       result.faults.AddWarning("index of " + shard + " not checked: the shard itself is damaged");
     }

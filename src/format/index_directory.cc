@@ -140,7 +140,8 @@ class IndexDirectory final : public IndexLookup {
 
   // The scan at open, in order: the CRC of the whole file, the header, the frame table, the
   // record table (with a second walk of the frame table for the frames' sizes).
-  Status Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes);
+  Status Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes,
+              const IndexEntryVisitor& visit);
 
   Codec codec() const override { return header_.codec; }
   uint64_t num_records() const override { return header_.num_records; }
@@ -157,7 +158,7 @@ class IndexDirectory final : public IndexLookup {
   const std::string& path() const { return file_->path(); }
   Status CheckFileCrc(IndexStream* in);
   Status ScanFrames();
-  Status ScanRecords(uint64_t chunk_bytes);
+  Status ScanRecords(uint64_t chunk_bytes, const IndexEntryVisitor& visit);
   // Decodes entry i at the front of `in` with decode(ByteView*), consuming its bytes.
   template <typename DecodeEntry>
   Status NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const;
@@ -192,7 +193,8 @@ class IndexDirectory final : public IndexLookup {
   uint32_t checksum_ = 0;  // the CRC stored at the end of the file
 };
 
-Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes) {
+Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes,
+                           const IndexEntryVisitor& visit) {
   body_end_ = file_->size() - kIndexCrcBytes;
   IndexStream whole(file_.get(), 0, body_end_);
   SLUICE_RETURN_IF_ERROR(CheckFileCrc(&whole));
@@ -202,7 +204,7 @@ Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes, uint64_t
   records_.entries = header_.num_records;
   records_.span = SpanFor(records_.entries, table_budget_bytes);
   SLUICE_RETURN_IF_ERROR(ScanFrames());
-  return ScanRecords(chunk_bytes);
+  return ScanRecords(chunk_bytes, visit);
 }
 
 Status IndexDirectory::CheckFileCrc(IndexStream* in) {
@@ -245,7 +247,7 @@ Status IndexDirectory::ScanFrames() {
   return Status::OK();
 }
 
-Status IndexDirectory::ScanRecords(uint64_t chunk_bytes) {
+Status IndexDirectory::ScanRecords(uint64_t chunk_bytes, const IndexEntryVisitor& visit) {
   IndexStream in(file_.get(), records_begin_, body_end_);
   IndexStream frames(file_.get(), kIndexHeaderBytes, records_begin_);  // for the frames' sizes
   FrameCursor frame_cursor;
@@ -269,6 +271,7 @@ Status IndexDirectory::ScanRecords(uint64_t chunk_bytes) {
     }
     if (EntryFault fault = RecordFitsFrame(cursor, frame)) return BadEntry(path(), i, fault);
     chunker.AddRecord(i, cursor.frame, frame);
+    if (visit) visit(i, record, frame);
     records_are_frames_ = records_are_frames_ && record.frame == i && record.offset_in_frame == 0 &&
                           record.length + kRecordOverheadBytes == frame.uncompressed_bytes;
   }
@@ -497,7 +500,8 @@ Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
                                                         const std::string& index_path,
                                                         std::shared_ptr<IndexBlockCache> cache,
                                                         uint64_t table_budget_bytes,
-                                                        uint64_t chunk_bytes) {
+                                                        uint64_t chunk_bytes,
+                                                        const IndexEntryVisitor& visit) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, fs->OpenForRead(index_path));
   char head_bytes[kIndexHeaderBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof head_bytes, head_bytes));
@@ -507,7 +511,7 @@ Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
   }
   if (cache == nullptr) cache = NewIndexBlockCache();
   auto directory = std::make_unique<IndexDirectory>(std::move(file), std::move(cache));
-  SLUICE_RETURN_IF_ERROR(directory->Scan(head, table_budget_bytes, chunk_bytes));
+  SLUICE_RETURN_IF_ERROR(directory->Scan(head, table_budget_bytes, chunk_bytes, visit));
   return std::unique_ptr<IndexLookup>(std::move(directory));
 }
 

@@ -55,9 +55,10 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index,
 // at open (an index file replaced since gives a DataLoss naming it), keep its blocks in
 // `cache` (null: a cache of its own; with M > 1 each with the decoder state before it) and
 // decode the block up to the entry asked for. NotFound when the file does not exist.
+// `visit` (if set) sees every record entry with its frame during the scan, in order.
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
     io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,
     uint64_t table_budget_bytes = kDefaultIndexDirectoryBytes,
-    uint64_t chunk_bytes = kChunkTargetBytes);
+    uint64_t chunk_bytes = kChunkTargetBytes, const IndexEntryVisitor& visit = nullptr);
 
 }  // namespace sluice::format

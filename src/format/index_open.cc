@@ -69,7 +69,7 @@ OpenedIndex OpenShardIndex(io::FileSystem* fs, const io::RandomAccessFile& shard
   OpenedIndex out;
   auto index =
       OpenIndexDirectory(fs, index_path, options.index_cache, options.index_directory_bytes,
-                         std::max<uint64_t>(1, options.chunk_bytes));
+                         std::max<uint64_t>(1, options.chunk_bytes), options.on_index_entry);
   if (index.ok()) {
     out.index = std::move(*index);
     out.problem = CheckMatchesShard(shard, *out.index, index_path);

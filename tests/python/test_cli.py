@@ -315,6 +315,29 @@ def test_verify_reports_an_index_of_another_shard(tmp_path):
     assert str(a) in r.stdout or str(ia) in r.stdout, r.stdout
 
 
+def test_verify_names_the_index_entries_that_point_at_other_records(tmp_path):
+    # A's index says B's places: records 1 and 2 swapped (B's lengths), the first and last
+    # records and the file size the same, so the index opens and only the entry-by-entry
+    # comparison (after the digests of the places differ) names the two wrong entries.
+    texts = ["a1", "b" * 30, "c" * 10, "d4"]
+    for name, order in (("a", texts), ("b", [texts[0], texts[2], texts[1], texts[3]])):
+        (tmp_path / f"{name}.jsonl").write_text(
+            "".join(json.dumps({"text": t}) + "\n" for t in order))
+        sluice("convert", "jsonl", tmp_path / f"{name}.jsonl", tmp_path / name,
+               "--codec", "none", check=0)
+    index_a = next((tmp_path / "a").glob("*.idx"))
+    index_a.write_bytes(next((tmp_path / "b").glob("*.idx")).read_bytes())
+    shard_a = str(index_a)[:-len(".idx")]
+    r = sluice("verify", tmp_path / "a", check=1)
+    spans = record_spans(open(shard_a, "rb").read())
+    b_spans = record_spans(open(next((tmp_path / "b").glob("*.tfrecord")), "rb").read())
+    assert re.findall(r"^(.+):(\d+): index entry (\d) points at another record than record \3$",
+                      r.stdout, re.M) == [(shard_a, str(b_spans[1][0]), "1"),
+                                          (shard_a, str(b_spans[2][0]), "2")], r.stdout
+    assert spans[0] == b_spans[0] and spans[3][0] == b_spans[3][0]
+    assert "2 fault(s)" in r.stdout
+
+
 @pytest.mark.parametrize("codec", ["none", "zstd"])
 def test_verify_lists_faults_of_many_shards_in_shard_order(tmp_path, codec):
     src = tmp_path / "data.jsonl"

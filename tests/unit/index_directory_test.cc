@@ -87,6 +87,32 @@ class IndexDirectoryTest : public ::testing::Test {
   std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
 };
 
+TEST_F(IndexDirectoryTest, VisitorSeesEveryEntryInOrderAsTheIndexHasIt) {
+  for (auto [frames, records] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, 0}, {1, 1}, {700, 2 * K + 17}, {5, 1000}}) {
+    ShardIndex eager = RandomIndex(frames, records, static_cast<uint32_t>(frames + records));
+    ASSERT_TRUE(fs_->WriteAll("/x.idx", eager.Serialize()).ok());
+    std::vector<std::pair<IndexRecord, IndexFrame>> seen;
+    auto lazy = OpenIndexDirectory(
+        fs_.get(), "/x.idx", nullptr, kDefaultIndexDirectoryBytes, kChunkTargetBytes,
+        [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
+          EXPECT_EQ(i, seen.size());
+          seen.emplace_back(r, f);
+        });
+    ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+    ASSERT_EQ(seen.size(), eager.num_records());
+    for (uint64_t i = 0; i < seen.size(); ++i) {
+      const IndexRecord& want = eager.records()[i];
+      const IndexFrame& want_frame = eager.frames()[want.frame];
+      ASSERT_EQ(seen[i].first.frame, want.frame) << i;
+      ASSERT_EQ(seen[i].first.offset_in_frame, want.offset_in_frame) << i;
+      ASSERT_EQ(seen[i].first.length, want.length) << i;
+      ASSERT_EQ(seen[i].second.file_offset, want_frame.file_offset) << i;
+      ASSERT_EQ(seen[i].second.file_bytes, want_frame.file_bytes) << i;
+    }
+  }
+}
+
 TEST_F(IndexDirectoryTest, LookupEqualsParseOnRandomIndexesWithGaps) {
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
       {0, 0},         {1, 0},     {1, 1},

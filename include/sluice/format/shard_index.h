@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,10 @@ std::shared_ptr<IndexBlockCache> NewIndexBlockCache(
 // checkpoint per block of 128 entries up to ~350,000 entries.
 inline constexpr uint64_t kDefaultIndexDirectoryBytes = uint64_t{64} << 10;
 
+// Sees index entry i: the record and the frame that holds it.
+using IndexEntryVisitor =
+    std::function<void(uint64_t i, const IndexRecord& record, const IndexFrame& frame)>;
+
 // What ShardReader::Open does with a shard it cannot open as it is: its index is corrupt,
 // empty, of another codec or size (a truncated shard, an index left from an earlier or
 // another shard), or it has no index and cannot be indexed (a truncated shard).
@@ -126,6 +131,10 @@ struct ShardReaderOptions {
   // pass): through a memory map, or (default) positional reads, which turn a file truncated
   // underneath into an error rather than SIGBUS (RecordReaderOptions::map_uncompressed).
   bool map_uncompressed = false;  // Default: false
+  // Called by Open for every entry of an index file, in order, as its scan checks them (the
+  // record with its frame): a tool comparing the whole index with the shard (`sluice verify`)
+  // needs no lookups after. Not called for an index built in memory. Default: none.
+  IndexEntryVisitor on_index_entry;
   // Decoded bytes a chunk of the reader's chunk table holds at most (shard_chunks.h), unless
   // one frame is larger. Part of the chunk order's definition. Default: 1 MiB.
   uint64_t chunk_bytes = uint64_t{1} << 20;
