@@ -148,6 +148,8 @@ class IndexDirectory final : public IndexLookup {
   uint64_t end_offset() const override { return end_offset_; }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Frame(uint64_t j, IndexFrame* frame) const override { return FrameAt(j, frame); }
+  Status LocateRange(uint64_t first, uint64_t count,
+                     const IndexEntryVisitor& visit) const override;
   const std::vector<ShardChunk>& chunks() const override { return chunks_; }
   uint32_t checksum() const override { return checksum_; }
   uint64_t memory_bytes() const override {
@@ -177,6 +179,11 @@ class IndexDirectory final : public IndexLookup {
   // decoded of that block already.
   template <typename Entry, typename Cursor, typename DecodeEntry>
   Status LoadEntry(const Table& table, uint64_t i, DecodeEntry decode, Entry* entry) const;
+  // Entries first .. end - 1 of `table` in order to fn(i, entry) (which returns a Status),
+  // each block decoded once.
+  template <typename Entry, typename Cursor, typename DecodeEntry, typename Fn>
+  Status WalkEntries(const Table& table, uint64_t first, uint64_t end, DecodeEntry decode,
+                     Fn fn) const;
 
   std::unique_ptr<io::RandomAccessFile> file_;
   std::shared_ptr<IndexBlockCache> cache_;
@@ -447,6 +454,66 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
   return FrameAt(record->frame, frame);
 }
 
+template <typename Entry, typename Cursor, typename DecodeEntry, typename Fn>
+Status IndexDirectory::WalkEntries(const Table& table, uint64_t first, uint64_t end,
+                                   DecodeEntry decode, Fn fn) const {
+  thread_local std::string bytes;
+  for (uint64_t b = first / K; b * K < end; ++b) {
+    Cursor cursor;
+    SLUICE_RETURN_IF_ERROR((BlockAt<Entry, Cursor>(table, b, decode, &bytes, &cursor)));
+    ByteView rest(bytes);
+    Entry entry;
+    for (uint64_t i = b * K; i < std::min((b + 1) * K, end); ++i) {
+      if (EntryFault fault = decode(&rest, &cursor, &entry)) return BadEntry(path(), i, fault);
+      if (i >= first) SLUICE_RETURN_IF_ERROR(fn(i, entry));
+    }
+  }
+  return Status::OK();
+}
+
+Status IndexDirectory::LocateRange(uint64_t first, uint64_t count,
+                                   const IndexEntryVisitor& visit) const {
+  if (first > header_.num_records || count > header_.num_records - first) {
+    return OutOfRange(path() + ": entries " + std::to_string(first) + " + " +
+                      std::to_string(count) + " out of range (" +
+                      std::to_string(header_.num_records) + " records)");
+  }
+  auto decode_frame = [](ByteView* in, FrameCursor* c, IndexFrame* f) {
+    return DecodeFrameEntry(in, c, f);
+  };
+  if (records_are_frames_) {
+    return WalkEntries<IndexFrame, FrameCursor>(
+        frames_, first, first + count, decode_frame,
+        [&](uint64_t i, const IndexFrame& frame) -> Status {
+          if (frame.uncompressed_bytes < kRecordOverheadBytes) {
+            return DataLoss(path() + ": corrupt index: frame " + std::to_string(i) +
+                            " is too small for a record");
+          }
+          visit(i,
+                IndexRecord{static_cast<uint32_t>(i), 0,
+                            frame.uncompressed_bytes - kRecordOverheadBytes},
+                frame);
+          return Status::OK();
+        });
+  }
+  const uint64_t num_frames = header_.num_frames;
+  IndexFrame frame;
+  uint64_t frame_index = UINT64_MAX;
+  return WalkEntries<IndexRecord, RecordCursor>(
+      records_, first, first + count,
+      [num_frames](ByteView* in, RecordCursor* c, IndexRecord* r) {
+        return DecodeRecordEntry(in, num_frames, c, r);
+      },
+      [&](uint64_t i, const IndexRecord& record) -> Status {
+        if (record.frame != frame_index) {  // records of a frame are consecutive
+          SLUICE_RETURN_IF_ERROR(FrameAt(record.frame, &frame));
+          frame_index = record.frame;
+        }
+        visit(i, record, frame);
+        return Status::OK();
+      });
+}
+
 class InMemoryIndexLookup final : public IndexLookup {
  public:
   InMemoryIndexLookup(ShardIndex index, uint64_t chunk_bytes)
@@ -491,6 +558,17 @@ class InMemoryIndexLookup final : public IndexLookup {
 };
 
 }  // namespace
+
+Status IndexLookup::LocateRange(uint64_t first, uint64_t count,
+                                const IndexEntryVisitor& visit) const {
+  IndexRecord record;
+  IndexFrame frame;
+  for (uint64_t i = first; i - first < count; ++i) {
+    SLUICE_RETURN_IF_ERROR(Locate(i, &record, &frame));
+    visit(i, record, frame);
+  }
+  return Status::OK();
+}
 
 std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index, uint64_t chunk_bytes) {
   return std::make_unique<InMemoryIndexLookup>(std::move(index), chunk_bytes);

@@ -32,6 +32,11 @@ class IndexLookup {
   virtual Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const = 0;
   // Frame j (< the index's frame count; else DataLoss naming the index).
   virtual Status Frame(uint64_t j, IndexFrame* frame) const = 0;
+  // Entries first .. first + count - 1 in order, each to visit(i, record, frame), as Locate
+  // would give them but walked once (a chunk's records at decode); stops at the first
+  // error, which it returns (the entries before it were visited). first + count <=
+  // num_records() (else OutOfRange). Default: Locate per entry.
+  virtual Status LocateRange(uint64_t first, uint64_t count, const IndexEntryVisitor& visit) const;
   // The shard's chunk table (shard_chunks.h), cut from the index when it was opened.
   virtual const std::vector<ShardChunk>& chunks() const = 0;
   // The CRC32C the index file stores (of the serialized index, for one built in memory):
