@@ -108,6 +108,7 @@ Status DecodeChunkFrames(Codec codec, const std::string& path, const ShardChunk&
   }
   out->frame_starts.clear();
   if (codec == Codec::kNone) {
+    out->spare = std::move(out->bytes);
     out->bytes = std::move(fetched);
     return Status::OK();
   }
@@ -131,6 +132,7 @@ Status DecodeChunkFrames(Codec codec, const std::string& path, const ShardChunk&
     produced += f.uncompressed_bytes;
   }
   out->bytes.resize(produced);  // a recycled buffer (ChunkCache) holds nothing beyond
+  out->spare = std::move(fetched);
   return Status::OK();
 }
 

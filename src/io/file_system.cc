@@ -53,7 +53,8 @@ ThreadPool* IoExecutor() {
 void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
                                  const IoContext& context) const {
   ThreadPool* executor = context.executor != nullptr ? context.executor : IoExecutor();
-  executor->Submit([this, offset, n, done = std::move(done), cancel = context.cancel]() {
+  executor->Submit([this, offset, n, done = std::move(done), cancel = context.cancel,
+                    buffer = context.buffer]() {
     if (cancel != nullptr && cancel->cancelled()) {
       done(Cancelled("read of " + path() + " cancelled"));
       return;
@@ -61,7 +62,8 @@ void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
     const uint64_t file_size = size();
     const size_t want =
         offset >= file_size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, file_size - offset));
-    std::string bytes(want, '\0');
+    std::string bytes = buffer ? buffer(want) : std::string();
+    bytes.resize(want);  // a longer reused buffer shrinks without writing
     Result<ByteView> got = Read(offset, want, bytes.data());
     if (!got.ok()) {
       done(got.status());

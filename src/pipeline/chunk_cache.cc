@@ -183,7 +183,8 @@ void ChunkCache::StartFetchLocked(uint64_t chunk, Entry& e) {
   source_->FetchChunk(
       e.shard, e.info,
       [this, chunk](Result<std::string> bytes) { OnFetched(chunk, std::move(bytes)); },
-      io::IoContext{nullptr, cancel_});
+      io::IoContext{nullptr, cancel_,
+                    [](size_t n) { return BufferRecycler::Get().Take(n); }});
 }
 
 void ChunkCache::OnFetched(uint64_t chunk, Result<std::string> bytes) {
@@ -240,6 +241,7 @@ void ChunkCache::DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex
   auto charged = std::make_shared<ChargedChunk>();
   charged->chunk.bytes = BufferRecycler::Get().Take(info.decoded_bytes);  // resized in place
   Status s = source_->DecodeChunk(shard, info, std::move(fetched), &charged->chunk);
+  BufferRecycler::Get().Give(std::move(charged->chunk.spare));
   charged->bytes = charged->chunk.memory_bytes();
   charged->budget = ctx_->budget();
   ctx_->budget()->Charge(charged->bytes);

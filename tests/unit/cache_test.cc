@@ -270,8 +270,10 @@ TEST_F(CacheTest, CancelledReadCompletesWithoutWaitingForTheFetch) {
   auto file = fs.OpenForRead("/remote/a");
   auto token = std::make_shared<CancelToken>();
   std::promise<Status> p;
+  IoContext context;
+  context.cancel = token;
   (*file)->ReadAsync(
-      0, 10, [&](Result<std::string> r) { p.set_value(r.status()); }, IoContext{nullptr, token});
+      0, 10, [&](Result<std::string> r) { p.set_value(r.status()); }, context);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   token->Cancel();
   auto f = p.get_future();

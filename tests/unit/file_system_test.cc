@@ -240,6 +240,34 @@ TEST_P(FileSystemTest, ReadAsyncDeliversRangeClippedAtEnd) {
   EXPECT_EQ(read(0, 4, token).status().code(), StatusCode::kCancelled);
 }
 
+// IoContext::buffer: file systems that read through the default ReadAsync fill the buffer
+// given (a reused one: no zero fill, no fresh pages); whatever it held, the bytes delivered
+// are exactly the range's, on every backend.
+TEST_P(FileSystemTest, ReadAsyncIntoAGivenBufferDeliversExactlyTheRange) {
+  ASSERT_TRUE(fs_->WriteAll(P("b.bin"), "0123456789").ok());
+  auto f = fs_->OpenForRead(P("b.bin"));
+  ASSERT_TRUE(f.ok());
+  for (std::string given : {std::string(64, 'x'), std::string("ab"), std::string()}) {
+    const char* given_data = nullptr;
+    IoContext ctx;
+    ctx.buffer = [&](size_t n) {
+      EXPECT_EQ(n, 3u);
+      given.reserve(256);
+      given_data = given.data();
+      return std::move(given);
+    };
+    std::promise<Result<std::string>> p;
+    (*f)->ReadAsync(2, 3, [&p](Result<std::string> r) { p.set_value(std::move(r)); }, ctx);
+    Result<std::string> r = p.get_future().get();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, "234");
+    if (GetParam().name == "local" || GetParam().name == "memory") {  // the default ReadAsync
+      ASSERT_NE(given_data, nullptr) << "the buffer was not asked for";
+      EXPECT_EQ(r->data(), given_data) << "the read did not use the buffer it was given";
+    }
+  }
+}
+
 TEST_P(FileSystemTest, LargeFileReadsBackInRangesAndWhole) {
   // 12 MiB written in uneven appends: S3 uploads it in parts, and reads it back as parallel
   // ranged GETs.

@@ -41,6 +41,9 @@ struct DecodedChunk {
   // offset of its framed bytes here, or kRecordFailedCheck; a later read of a checked record
   // is then a lookup. Empty: not checked (each read locates and checks its record).
   std::vector<uint32_t> record_offsets;
+  // A buffer DecodeChunk is done with, for the caller to reuse: the fetched bytes once
+  // decompressed, or (codec none, whose fetched bytes become `bytes`) what `bytes` held.
+  std::string spare;
   uint64_t memory_bytes() const {
     return bytes.capacity() + frame_starts.capacity() * sizeof(uint64_t) +
            record_offsets.capacity() * sizeof(uint32_t);
