@@ -95,7 +95,7 @@ void Cache::Submit(std::function<void()> task) {
 
 void Cache::Read(const ChunkRef& chunk, uint64_t begin, uint64_t n, ReadCallback done,
                  const IoContext& context) {
-  Waiter w{begin, n, std::move(done), context.cancel, Clock::now(), false};
+  Waiter w{begin, n, std::move(done), context.cancel, Clock::now(), false, context.buffer};
   bool moved;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -136,14 +136,14 @@ bool Cache::JoinLocked(const ChunkId& id, Waiter* w) {
 }
 
 void Cache::ReadFromDisk(const ChunkRef& chunk, Waiter w) {
-  Result<std::string> r = bounded_->Read(chunk.id, chunk.key, chunk.length, w.begin, w.n);
+  Result<std::string> r =
+      bounded_->Read(chunk.id, chunk.key, chunk.length, w.begin, w.n, w.buffer);
   if (r.ok()) {
-    std::vector<Waiter> one;
-    one.push_back(std::move(w));
-    // The waiter asked for exactly these bytes: deliver them as a chunk starting at its begin.
-    one[0].begin = 0;
-    one[0].n = r->size();
-    Complete(std::move(one), std::make_shared<const std::string>(std::move(*r)), Served::kHit);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.hits;
+    }
+    w.done(std::move(*r));  // exactly the bytes asked for: handed over, not copied
     NoteOnDisk(chunk.id);
     return;
   }

@@ -141,7 +141,8 @@ Status ChunkStore::Publish(const StagedChunk& staged) const {
 void ChunkStore::Discard(const StagedChunk& staged) const { ::unlink(staged.temp_path.c_str()); }
 
 Result<std::string> ChunkStore::Read(const ChunkId& id, std::string_view key, uint64_t length,
-                                     uint64_t begin, uint64_t n) const {
+                                     uint64_t begin, uint64_t n,
+                                     const std::function<std::string(size_t)>& buffer) const {
   const std::string path = PathOf(id);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoStatus("open", path, errno);
@@ -164,13 +165,16 @@ Result<std::string> ChunkStore::Read(const ChunkId& id, std::string_view key, ui
   const uint64_t page_begin = first_page * kChunkPageBytes;
   const uint64_t page_end =
       std::min(length, (begin + n + kChunkPageBytes - 1) / kChunkPageBytes * kChunkPageBytes);
-  std::string pages(page_end - page_begin, '\0');
+  std::string pages = buffer ? buffer(page_end - page_begin) : std::string();
+  pages.resize(page_end - page_begin);  // a longer reused buffer shrinks without writing
   SLUICE_ASSIGN_OR_RETURN(
       got, PreadFull(fd.get(), pages.data(), pages.size(), header_bytes + page_begin, path));
   if (got != pages.size()) return DataLoss(path + ": damaged cache file: truncated");
   SLUICE_RETURN_IF_ERROR(VerifyChunkPages(header, first_page, pages, path));
-  if (page_begin == begin && pages.size() == n) return pages;
-  return pages.substr(begin - page_begin, n);
+  // The range within the pages, in place (no second buffer to fault in).
+  pages.erase(0, begin - page_begin);
+  pages.resize(n);
+  return pages;
 }
 
 Result<uint64_t> ChunkStore::FileBytes(const ChunkId& id) const {

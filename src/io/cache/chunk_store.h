@@ -54,8 +54,10 @@ class ChunkStore {
   // Bytes [begin, begin + n) of the payload of the chunk `id`, which must hold `key` and
   // `length` bytes; the header and every page read are checked. NotFound when there is no
   // such file, DataLoss (naming the file and offset) when it is damaged or torn.
+  // `buffer` (if set) gives the string the pages are read into (IoContext::buffer).
   Result<std::string> Read(const ChunkId& id, std::string_view key, uint64_t length, uint64_t begin,
-                           uint64_t n) const;
+                           uint64_t n,
+                           const std::function<std::string(size_t)>& buffer = nullptr) const;
   // The size of the chunk's file; NotFound when absent.
   Result<uint64_t> FileBytes(const ChunkId& id) const;
   // Removes the chunk's file; the bytes freed (0 when it was not there). Readers that opened

@@ -49,12 +49,15 @@ Result<T> TimeBoundChunkStore::Bounded(std::string what, std::function<Result<T>
                  std::to_string(timeout_seconds_) + " s");
 }
 
-Result<std::string> TimeBoundChunkStore::Read(const ChunkId& id, std::string_view key,
-                                              uint64_t length, uint64_t begin, uint64_t n) const {
+Result<std::string> TimeBoundChunkStore::Read(
+    const ChunkId& id, std::string_view key, uint64_t length, uint64_t begin, uint64_t n,
+    const std::function<std::string(size_t)>& buffer) const {
   std::string k(key);
   return Bounded<std::string>(
       "read " + store_->PathOf(id),
-      [this, id, k, length, begin, n] { return store_->Read(id, k, length, begin, n); },
+      [this, id, k, length, begin, n, buffer] {
+        return store_->Read(id, k, length, begin, n, buffer);
+      },
       [](Result<std::string>&) {});
 }
 

@@ -21,7 +21,8 @@ class TimeBoundChunkStore {
   // `timeout_seconds` <= 0: no deadline (operations run on the caller's thread).
   TimeBoundChunkStore(const ChunkStore* store, double timeout_seconds, uint32_t threads);
   Result<std::string> Read(const ChunkId& id, std::string_view key, uint64_t length, uint64_t begin,
-                           uint64_t n) const;
+                           uint64_t n,
+                           const std::function<std::string(size_t)>& buffer = nullptr) const;
   Result<StagedChunk> Stage(const ChunkId& id, std::string_view key,
                             std::shared_ptr<const std::string> payload) const;
   uint64_t timeouts() const { return timeouts_.load(); }

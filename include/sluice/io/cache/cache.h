@@ -146,6 +146,7 @@ class Cache {
     std::shared_ptr<const CancelToken> cancel;
     std::chrono::steady_clock::time_point since;
     bool joined = false;  // joined a flight another reader (or the prefetcher) started
+    std::function<std::string(size_t)> buffer;  // IoContext::buffer of the read
   };
   enum class FlightState { kLocking, kWaitingForNode, kFetching, kStoring };
   // One chunk on its way into the cache; at most one per chunk in this process.
