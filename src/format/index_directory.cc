@@ -165,6 +165,8 @@ class IndexDirectory final : public IndexLookup {
   template <typename DecodeEntry>
   Status NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const;
   Status FrameAt(uint64_t j, IndexFrame* frame) const;
+  // Record i alone in `frame` (records_are_frames_): the whole frame but its framing.
+  Status RecordOfItsFrame(uint64_t i, const IndexFrame& frame, IndexRecord* record) const;
   // The bytes of span s of `table` into *bytes, read from the file and checked against the
   // CRC the span had at open.
   Status ReadSpan(const Table& table, uint64_t s, std::string* bytes) const;
@@ -429,6 +431,17 @@ Status IndexDirectory::FrameAt(uint64_t j, IndexFrame* frame) const {
       frame);
 }
 
+Status IndexDirectory::RecordOfItsFrame(uint64_t i, const IndexFrame& frame,
+                                        IndexRecord* record) const {
+  if (frame.uncompressed_bytes < kRecordOverheadBytes) {
+    return DataLoss(path() + ": corrupt index: frame " + std::to_string(i) +
+                    " is too small for a record");
+  }
+  *record =
+      IndexRecord{static_cast<uint32_t>(i), 0, frame.uncompressed_bytes - kRecordOverheadBytes};
+  return Status::OK();
+}
+
 Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const {
   if (i >= header_.num_records) {
     return OutOfRange(path() + ": entry " + std::to_string(i) + " out of range (" +
@@ -436,13 +449,7 @@ Status IndexDirectory::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame
   }
   if (records_are_frames_) {
     SLUICE_RETURN_IF_ERROR(FrameAt(i, frame));
-    if (frame->uncompressed_bytes < kRecordOverheadBytes) {
-      return DataLoss(path() + ": corrupt index: frame " + std::to_string(i) +
-                      " is too small for a record");
-    }
-    *record =
-        IndexRecord{static_cast<uint32_t>(i), 0, frame->uncompressed_bytes - kRecordOverheadBytes};
-    return Status::OK();
+    return RecordOfItsFrame(i, *frame, record);
   }
   const uint64_t num_frames = header_.num_frames;
   SLUICE_RETURN_IF_ERROR((LoadEntry<IndexRecord, RecordCursor>(
@@ -485,14 +492,9 @@ Status IndexDirectory::LocateRange(uint64_t first, uint64_t count,
     return WalkEntries<IndexFrame, FrameCursor>(
         frames_, first, first + count, decode_frame,
         [&](uint64_t i, const IndexFrame& frame) -> Status {
-          if (frame.uncompressed_bytes < kRecordOverheadBytes) {
-            return DataLoss(path() + ": corrupt index: frame " + std::to_string(i) +
-                            " is too small for a record");
-          }
-          visit(i,
-                IndexRecord{static_cast<uint32_t>(i), 0,
-                            frame.uncompressed_bytes - kRecordOverheadBytes},
-                frame);
+          IndexRecord record;
+          SLUICE_RETURN_IF_ERROR(RecordOfItsFrame(i, frame, &record));
+          visit(i, record, frame);
           return Status::OK();
         });
   }

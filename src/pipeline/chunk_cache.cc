@@ -18,8 +18,8 @@ class BufferRecycler {
     static BufferRecycler* recycler = new BufferRecycler;  // never destroyed: used at exit
     return *recycler;
   }
-  // A buffer for `bytes` decoded bytes: the smallest kept one already that long (resizing
-  // it writes nothing), else the longest (only the difference is zero-filled).
+  // A buffer for `bytes` bytes (a fetch's or a decode's): the smallest kept one already that
+  // long (resizing it writes nothing), else the longest (only the difference is zero-filled).
   std::string Take(uint64_t bytes) {
     std::lock_guard<std::mutex> g(mu_);
     if (free_.empty()) return std::string();
