@@ -133,6 +133,33 @@ void EndTable(Table* table, IndexStream* in) {
   table->checkpoints.push_back(Checkpoint{in->position(), 0, 0, 0});
 }
 
+// A range walk (LocateRange) reads the spans of a table it needs at once, up to kRunBytes,
+// instead of one read per span: a chunk's records cost one read of the index file, which
+// matters where a read has a fixed cost (an object store, a cache file, a syscall).
+constexpr uint64_t kRunBytes = uint64_t{1} << 20;
+struct SpanRun {
+  uint64_t table = 0;     // the table a walk of this thread is under way in (0: none)
+  uint64_t end_span = 0;  // the walk needs spans before this one
+  uint64_t first = 0;     // spans first .. end - 1 are in `bytes` (first == end: none)
+  uint64_t end = 0;
+  uint64_t begin = 0;  // file offset of bytes[0]
+  std::string bytes;
+};
+thread_local SpanRun t_run;
+
+// Marks this thread's walk of a table for ReadSpan while it lives.
+class RunScope {
+ public:
+  RunScope(uint64_t table, uint64_t end_span) {
+    t_run.table = table;
+    t_run.end_span = end_span;
+    t_run.first = t_run.end = 0;
+  }
+  ~RunScope() { t_run.table = 0; }
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+};
+
 class IndexDirectory final : public IndexLookup {
  public:
   IndexDirectory(std::unique_ptr<io::RandomAccessFile> file, std::shared_ptr<IndexBlockCache> cache)
@@ -148,8 +175,7 @@ class IndexDirectory final : public IndexLookup {
   uint64_t end_offset() const override { return end_offset_; }
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Frame(uint64_t j, IndexFrame* frame) const override { return FrameAt(j, frame); }
-  Status LocateRange(uint64_t first, uint64_t count,
-                     const IndexEntryVisitor& visit) const override;
+  Status LocateRange(uint64_t first, uint64_t count, const IndexEntryVisitor& visit) const override;
   const std::vector<ShardChunk>& chunks() const override { return chunks_; }
   uint32_t checksum() const override { return checksum_; }
   uint64_t memory_bytes() const override {
@@ -168,8 +194,12 @@ class IndexDirectory final : public IndexLookup {
   // Record i alone in `frame` (records_are_frames_): the whole frame but its framing.
   Status RecordOfItsFrame(uint64_t i, const IndexFrame& frame, IndexRecord* record) const;
   // The bytes of span s of `table` into *bytes, read from the file and checked against the
-  // CRC the span had at open.
+  // CRC the span had at open; within a range walk (RunScope), from the bytes of the spans
+  // ReadRun read at once.
   Status ReadSpan(const Table& table, uint64_t s, std::string* bytes) const;
+  // Reads spans s .. of `table` that this thread's walk needs, up to kRunBytes, into t_run
+  // (nothing when only span s fits, or the read fails: ReadSpan then reads span s alone).
+  void ReadRun(const Table& table, uint64_t s) const;
   // The bytes of block b of `table` into *bytes and the decoder state before it into *start:
   // from the cache, or else from the file. A span of several blocks is read whole (for its
   // CRC) and walked with decode(ByteView*, Cursor*, Entry*) up to the block, which is cached
@@ -203,7 +233,7 @@ class IndexDirectory final : public IndexLookup {
 };
 
 Status IndexDirectory::Scan(ByteView head, uint64_t table_budget_bytes, uint64_t chunk_bytes,
-                           const IndexEntryVisitor& visit) {
+                            const IndexEntryVisitor& visit) {
   body_end_ = file_->size() - kIndexCrcBytes;
   IndexStream whole(file_.get(), 0, body_end_);
   SLUICE_RETURN_IF_ERROR(CheckFileCrc(&whole));
@@ -306,14 +336,39 @@ Status IndexDirectory::ReadSpan(const Table& table, uint64_t s, std::string* byt
                     " of its " + table.name + " table (bytes " + std::to_string(begin) + ".." +
                     std::to_string(end) + ") " + why);
   };
-  bytes->resize(end - begin);  // at most span * K * kMaxEntryBytes
-  SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(begin, bytes->size(), bytes->data()));
-  if (got.size() != bytes->size()) return changed("are cut short");
+  ByteView got;
+  if (t_run.table == table.id && s < t_run.end_span) {
+    if (s < t_run.first || s >= t_run.end) ReadRun(table, s);
+    if (s >= t_run.first && s < t_run.end) {
+      got = ByteView(t_run.bytes).substr(begin - t_run.begin, end - begin);
+    }
+  }
+  if (got.empty()) {
+    bytes->resize(end - begin);  // at most span * K * kMaxEntryBytes
+    SLUICE_ASSIGN_OR_RETURN(got, file_->Read(begin, bytes->size(), bytes->data()));
+  }
+  if (got.size() != end - begin) return changed("are cut short");
   if (Crc32c(got.data(), got.size()) != table.checkpoints[s].crc) {
     return changed("no longer match their CRC");
   }
   if (got.data() != bytes->data()) bytes->assign(got.data(), got.size());
   return Status::OK();
+}
+
+void IndexDirectory::ReadRun(const Table& table, uint64_t s) const {
+  const std::vector<Checkpoint>& cp = table.checkpoints;
+  uint64_t e = s + 1;
+  while (e < t_run.end_span && cp[e + 1].position - cp[s].position <= kRunBytes) ++e;
+  t_run.first = t_run.end = 0;
+  if (e == s + 1) return;  // one span: read as usual
+  t_run.bytes.resize(cp[e].position - cp[s].position);
+  Result<ByteView> got = file_->Read(cp[s].position, t_run.bytes.size(), t_run.bytes.data());
+  // A failed or short read is left to the span's own read, whose error names the span.
+  if (!got.ok() || got->size() != t_run.bytes.size()) return;
+  if (got->data() != t_run.bytes.data()) t_run.bytes.assign(got->data(), got->size());
+  t_run.first = s;
+  t_run.end = e;
+  t_run.begin = cp[s].position;
 }
 
 // Where a thread's walk through a span of one table stands: the span's bytes (checked),
@@ -465,6 +520,8 @@ template <typename Entry, typename Cursor, typename DecodeEntry, typename Fn>
 Status IndexDirectory::WalkEntries(const Table& table, uint64_t first, uint64_t end,
                                    DecodeEntry decode, Fn fn) const {
   thread_local std::string bytes;
+  if (first >= end) return Status::OK();
+  RunScope run(table.id, (end - 1) / K / table.span + 1);
   for (uint64_t b = first / K; b * K < end; ++b) {
     Cursor cursor;
     SLUICE_RETURN_IF_ERROR((BlockAt<Entry, Cursor>(table, b, decode, &bytes, &cursor)));
@@ -576,12 +633,9 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index, uint64_t c
   return std::make_unique<InMemoryIndexLookup>(std::move(index), chunk_bytes);
 }
 
-Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(io::FileSystem* fs,
-                                                        const std::string& index_path,
-                                                        std::shared_ptr<IndexBlockCache> cache,
-                                                        uint64_t table_budget_bytes,
-                                                        uint64_t chunk_bytes,
-                                                        const IndexEntryVisitor& visit) {
+Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
+    io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,
+    uint64_t table_budget_bytes, uint64_t chunk_bytes, const IndexEntryVisitor& visit) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, fs->OpenForRead(index_path));
   char head_bytes[kIndexHeaderBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof head_bytes, head_bytes));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "format/framing.h"
 #include "format/index_block_cache.h"
 #include "sluice/base/crc32c.h"
+#include "unit/publish_test_util.h"
 #include "unit/record_test_util.h"
 
 namespace sluice::format {
@@ -201,6 +203,70 @@ TEST_F(IndexDirectoryTest, LocateRangeEqualsLocateForEveryRange) {
       }
     }
   }
+}
+
+// Counts the reads of every file opened through it.
+class ReadCounter final : public testing::ForwardingFileSystem {
+ public:
+  using ForwardingFileSystem::ForwardingFileSystem;
+  Result<std::unique_ptr<io::RandomAccessFile>> OpenForRead(const std::string& p) override {
+    SLUICE_ASSIGN_OR_RETURN(auto file, ForwardingFileSystem::OpenForRead(p));
+    return std::unique_ptr<io::RandomAccessFile>(new File(std::move(file), &reads_));
+  }
+  uint64_t reads() const { return reads_.load(); }
+
+ private:
+  class File final : public io::RandomAccessFile {
+   public:
+    File(std::unique_ptr<io::RandomAccessFile> base, std::atomic<uint64_t>* reads)
+        : base_(std::move(base)), reads_(reads) {}
+    const std::string& path() const override { return base_->path(); }
+    uint64_t size() const override { return base_->size(); }
+    Result<ByteView> Read(uint64_t offset, size_t n, char* scratch) const override {
+      reads_->fetch_add(1);
+      return base_->Read(offset, n, scratch);
+    }
+
+   private:
+    std::unique_ptr<io::RandomAccessFile> base_;
+    std::atomic<uint64_t>* reads_;
+  };
+  std::atomic<uint64_t> reads_{0};
+};
+
+// A range walk reads the spans it needs in one read of the index file (a chunk's records:
+// one GET from an object store, one read of a cache file), not one read per span; what it
+// reads is still checked span by span.
+TEST_F(IndexDirectoryTest, LocateRangeReadsTheSpansItNeedsAtOnce) {
+  const uint64_t n = 40 * K + 3;  // 41 blocks, a span each (the default budget)
+  ShardIndex eager = RecordsAreFramesIndex(n, 8);
+  ReadCounter counter(fs_.get());
+  ASSERT_TRUE(fs_->WriteAll("/x.idx", eager.Serialize()).ok());
+  auto lazy = OpenIndexDirectory(&counter, "/x.idx", NewIndexBlockCache(1));
+  ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+  auto none = [](uint64_t, const IndexRecord&, const IndexFrame&) {};
+  for (auto [first, count] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, n}, {K + 3, 2 * K}, {5 * K - 1, 30 * K}, {n - 1, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "[" << first << ", +" << count << ")");
+    const uint64_t before = counter.reads();
+    uint64_t next = first;
+    Status s = (*lazy)->LocateRange(first, count,
+                                    [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
+                                      ASSERT_EQ(i, next++);
+                                      EXPECT_EQ(f.file_offset, eager.frames()[i].file_offset);
+                                      EXPECT_EQ(r.length, eager.records()[i].length);
+                                    });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(next, first + count);
+    EXPECT_EQ(counter.reads() - before, 1u);
+  }
+  // Lookups one by one outside a walk still read a span each (cache of two slots).
+  const uint64_t before = counter.reads();
+  IndexRecord r;
+  IndexFrame f;
+  for (uint64_t b = 0; b < 10; ++b) ASSERT_TRUE((*lazy)->Locate(b * K, &r, &f).ok());
+  EXPECT_EQ(counter.reads() - before, 10u);
+  EXPECT_TRUE((*lazy)->LocateRange(0, n, none).ok());
 }
 
 // Whatever the table's size, its checkpoints stay within the budget (two tables, with
@@ -485,6 +551,48 @@ TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLossForTheWholeSpan) {
                              std::to_string(3 * K - 1) + " of its frame table"),
             std::string::npos)
       << s.message();
+}
+
+// A walk over spans read at once finds a changed span as a walk span by span does: the
+// entries before it are delivered, the error names the span's entries; a file cut short
+// fails at the first span it no longer holds.
+TEST(IndexDirectoryChanged, RangeWalkOverAChangedIndexNamesTheChangedSpan) {
+  TempDir tmp;
+  io::FileSystem* fs = io::LocalFileSystem();
+  std::string path = tmp.path() + "/s.tfrecord";
+  auto records = MakeRecords(8 * K, 1, 30);
+  RecordWriterOptions o;
+  o.codec = Codec::kNone;  // one record per frame: a range walks the frame table
+  ASSERT_TRUE(WriteShard(fs, path, records, o).ok());
+  const std::string idx = *fs->ReadAll(path + ".idx");
+  auto lazy = OpenIndexDirectory(fs, path + ".idx", NewIndexBlockCache(1));  // a span per block
+  ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
+  std::string changed = idx;
+  changed[32 + 3 * (5 * K + 10) + 1] ^= 0x01;  // frame 5K + 10's entry, in block 5
+  std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << changed;
+  uint64_t delivered = 0;
+  Status s = (*lazy)->LocateRange(K, 6 * K, [&](uint64_t, const IndexRecord&, const IndexFrame&) {
+    ++delivered;
+  });
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("index changed since it was opened: entries " +
+                             std::to_string(5 * K) + ".." + std::to_string(6 * K - 1) +
+                             " of its frame table"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(delivered, 4 * K);  // blocks 1..4
+  std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << idx.substr(0, 32 + 3 * 3 * K);
+  delivered = 0;
+  s = (*lazy)->LocateRange(0, 8 * K, [&](uint64_t, const IndexRecord&, const IndexFrame&) {
+    ++delivered;
+  });
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("entries " + std::to_string(3 * K) + ".." +
+                             std::to_string(4 * K - 1) + " of its frame table"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("cut short"), std::string::npos) << s.message();
+  EXPECT_EQ(delivered, 3 * K);
 }
 
 }  // namespace
