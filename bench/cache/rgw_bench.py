@@ -8,11 +8,15 @@ scripts/s3-server and stopped at the end), every contender on the same data in o
               s3, cache=False         straight from RGW
               s3, cache cold (e1)     the DEFAULT read of s3:// (cache on, default directory
                                       via XDG_CACHE_HOME = a fresh temp dir, default size)
-              s3, cache warm (e2)     the next epoch of the same dataset, same process
+              s3, cache warm (e2)     the next two epochs of the same dataset, same process
+                                      (orders 1 and 2), each right after the local epoch of
+                                      the same order
             records/s, MB/s (stored bytes per second), the reader's CPU seconds (all its
             threads; less sensitive to other load than wall time) and the ratios to local
-            files; best of --repeat (cache=False: once, it is ~10x slower), the contenders
-            interleaved so all meet the same load.
+            files; local and warm: best of 2 x --repeat epochs, cold: best of --repeat,
+            cache=False: once (it is ~5x slower); the contenders interleaved so all meet the
+            same load. Also the paired ratios (each warm epoch / the local epoch just before
+            it): their median and range.
             Pipelines: "records": read -> shuffle (chunks, the default) -> batch(256) of the
             jsonl dataset (zstd shards of `sluice convert jsonl`, default options); "images":
             read -> shuffle -> parse_example -> decode_image(RandomResizedCrop 224, flip,
@@ -131,10 +135,8 @@ def speed(args, pipeline, local, remote, stored, workdir):
         best[name] = (max(best[name][0], n / sec), min(best[name][1], cpu))
 
     detail = {}
+    paired = []  # per repetition: warm epoch / local epoch of the same order, back to back
     for rep in range(args.repeat):
-        for epoch in (0, 1):  # epoch 1: the order the warm row reads
-            n, sec, _, cpu = run_epoch(pipeline(local), epoch)
-            note(LOCAL, n, sec, cpu)
         if rep == 0:  # ~10x slower than the others: once
             n, sec, it0, cpu = run_epoch(pipeline(remote, cache=False), 0)
             note(NOCACHE, n, sec, cpu)
@@ -144,8 +146,14 @@ def speed(args, pipeline, local, remote, stored, workdir):
         ds = pipeline(remote)
         n, sec, it1, cpu = run_epoch(ds, 0)
         note(COLD, n, sec, cpu)
-        n, sec, it2, cpu = run_epoch(ds, 1)
-        note(WARM, n, sec, cpu)
+        # Warm epochs 1 and 2 (epoch 2 of training and the next), each right after the local
+        # epoch of the same order: both rows get as many samples, under the same load.
+        for epoch in (1, 2):
+            n, sec_local, _, cpu = run_epoch(pipeline(local), epoch)
+            note(LOCAL, n, sec_local, cpu)
+            n, sec, it2, cpu = run_epoch(ds, epoch)
+            note(WARM, n, sec, cpu)
+            paired.append(sec_local / sec)
         detail = {"nocache": {"network": nocache_network},
                   "e1": {"cache": it1.stats()["cache"], "network": it1.stats()["network"]},
                   "e2": {"cache": it2.stats()["cache"], "network": it2.stats()["network"]}}
@@ -155,7 +163,7 @@ def speed(args, pipeline, local, remote, stored, workdir):
                       "vs_local": rate / best[LOCAL][0], "cpu_seconds": cpu,
                       "cpu_vs_local": cpu / best[LOCAL][1]})
     return {"records": n, "stored_bytes": stored, "repeat": args.repeat, "rows": table,
-            "last_run": detail}
+            "warm_vs_local_paired": paired, "last_run": detail}
 
 
 def print_speed(title, r):
@@ -166,6 +174,10 @@ def print_speed(title, r):
     for row in r["rows"]:
         print(f"| {row['read']} | {row['records_per_s']:,.0f} | {row['mb_per_s']:.1f} | "
               f"{row['vs_local']:.2f}x | {row['cpu_seconds']:.2f} | {row['cpu_vs_local']:.2f}x |")
+    paired = sorted(r["warm_vs_local_paired"])
+    print(f"  warm / local, each warm epoch against the local epoch of the same order run just "
+          f"before it: median {paired[len(paired) // 2]:.2f}x, "
+          f"range {paired[0]:.2f}-{paired[-1]:.2f}x over {len(paired)} pairs")
     e1, e2 = r["last_run"]["e1"], r["last_run"]["e2"]
     net = r["last_run"]["nocache"]["network"] or {}
     print(f"  cache=False: from RGW {net.get('bytes_received', 0) / 1e6:.1f} MB in "

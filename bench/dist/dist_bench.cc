@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
       "# sluice distributed jobs\n\ncommand: build/bin/dist_bench --job-seconds %.1f --records "
       "%llu\n",
       job_seconds, static_cast<unsigned long long>(records));
-  sluice::dist::Speculation({8, 20, 40, 100, 400}, job_seconds);
+  sluice::dist::Speculation({8, 20, 40, 64, 100, 400}, job_seconds);  // 64: the default, 16 per rank
   sluice::dist::Skew(records);
   sluice::dist::SimulationTable();
   return 0;
