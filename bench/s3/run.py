@@ -186,23 +186,26 @@ def hedging(args, build, server):
     for faults, label in (([], "no faults, "), (["delay:p=0.01,ms=500,method=GET"], "")):
         with FaultProxy([rgw], faults=faults, seed=3) as proxy:
             env = server.environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.ports[0]}")
-            for hedge in (False, True):
+            for hedge in [None] + args.hedge_quantiles:
                 cmd = [str(build / "bin" / "s3_read_bench"), "latency", f"s3://{bucket}/big",
                        "--reads", str(args.reads), "--size", str(args.read_kb << 10),
                        "--concurrency", str(args.concurrency)]
-                if not hedge:
+                if hedge is None:
                     cmd.append("--no-hedge")
+                elif hedge:
+                    cmd += ["--hedge-quantile", str(hedge)]
                 out = subprocess.run(cmd, check=True, capture_output=True, text=True,
                                      env=env).stdout
-                name = label + ("hedged" if hedge else "plain")
+                name = label + ("plain" if hedge is None else
+                                "hedged" + (f" at p{100 * hedge:g}" if hedge else ""))
                 rows[name] = json.loads(out.strip().splitlines()[-1])
     print(f"\nhedging: {args.reads} random {args.read_kb} KiB reads, {args.concurrency} at a "
           "time, through the fault proxy (+500 ms on 1% of first bytes; the first two rows "
           "without)")
-    print(f"  {'':<18} {'p50 ms':>8} {'p99 ms':>8} {'p99.9 ms':>9} {'p99.9/p50':>10} "
+    print(f"  {'':<24} {'p50 ms':>8} {'p99 ms':>8} {'p99.9 ms':>9} {'p99.9/p50':>10} "
           f"{'extra req':>10}")
     for name, r in rows.items():
-        print(f"  {name:<18} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['p999_ms']:>9.1f} "
+        print(f"  {name:<24} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['p999_ms']:>9.1f} "
               f"{r['p999_ms'] / r['p50_ms']:>9.1f}x {100 * r['extra']:>9.1f}%")
     return rows
 
@@ -219,11 +222,15 @@ def main():
     # queueing hides the tail the hedges are for.
     p.add_argument("--read-kb", type=int, default=64)
     p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--hedge-quantiles", default="0",
+                   help="hedged rows: comma-separated first-byte quantiles to hedge at "
+                        "(0: the default, p95)")
     p.add_argument("--only", default="throughput,images,hedging")
     p.add_argument("--out", default=str(ROOT / "bench" / "out" / "s3"))
     args = p.parse_args()
     build = pathlib.Path(args.build).resolve()
     parts = set(args.only.split(","))
+    args.hedge_quantiles = [float(q) for q in args.hedge_quantiles.split(",")]
     results = {}
     with S3Server() as server, tempfile.TemporaryDirectory() as workdir:
         if "throughput" in parts:

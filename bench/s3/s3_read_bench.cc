@@ -5,7 +5,7 @@
 //       every object under the prefix, whole (8 MiB parallel ranged GETs), all submitted at
 //       once and bounded by the engine's cap: {"bytes", "seconds", "mb_per_s", stats...}
 //   s3_read_bench latency s3://bucket/object [--reads 2000] [--size 1048576]
-//       [--concurrency 16] [--no-hedge] [--seed 1]
+//       [--concurrency 16] [--no-hedge] [--hedge-quantile Q (default: the engine's, 0.95)] [--seed 1]
 //       random ranged reads of one object, `concurrency` at a time; per-read latency
 //       quantiles and the engine's hedges: {"p50_ms", "p99_ms", "p999_ms", "extra", ...}
 //
@@ -38,6 +38,7 @@ struct Args {
   int concurrency = 16;
   bool hedge = true;
   uint64_t seed = 1;
+  double hedge_quantile = 0;  // 0: the engine's default
 };
 
 [[noreturn]] void Die(const std::string& why) {
@@ -70,6 +71,8 @@ Args Parse(int argc, char** argv) {
       a.hedge = false;
     else if (f == "--seed")
       a.seed = std::stoull(next());
+    else if (f == "--hedge-quantile")
+      a.hedge_quantile = std::stod(next());
     else
       Die("unknown option " + f);
   }
@@ -174,7 +177,9 @@ double Quantile(std::vector<double> v, double q) {
 }
 
 void LatencyRun(const Args& a) {
-  HttpEngine engine;
+  HttpEngineOptions eo;
+  if (a.hedge_quantile > 0) eo.hedge.quantile = a.hedge_quantile;
+  HttpEngine engine(eo);
   auto fs = MakeFs(a, &engine);
   auto file = fs->OpenForRead(a.uri);
   if (!file.ok()) Die(file.status().ToString());
