@@ -482,26 +482,41 @@ TEST_F(IndexDirectoryTest, ConcurrentLookupsThroughASharedCache) {
 
 // The index file is rewritten in place after the reader opened it (pread on the same file
 // sees the new bytes): lookups of blocks not cached give a DataLoss naming the index file.
-TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLoss) {
+// An uncompressed shard of `n` records of 1..30 bytes in a temp dir: every record is alone
+// in its frame and every frame entry takes three one-byte varints, so frame j's entry starts
+// at byte 32 + 3j of the index, `idx`.
+struct UncompressedShard {
+  explicit UncompressedShard(uint64_t n) : records(MakeRecords(n, 1, 30)) {
+    RecordWriterOptions o;
+    o.codec = Codec::kNone;
+    ok = WriteShard(fs, path, records, o).ok();
+    if (ok) idx = *fs->ReadAll(path + ".idx");
+  }
+  void RewriteIndex(const std::string& bytes) const {
+    std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << bytes;
+  }
   TempDir tmp;
   io::FileSystem* fs = io::LocalFileSystem();
   std::string path = tmp.path() + "/s.tfrecord";
-  auto records = MakeRecords(3 * K, 1, 30);
-  RecordWriterOptions o;
-  o.codec = Codec::kNone;
-  ASSERT_TRUE(WriteShard(fs, path, records, o).ok());
-  std::string idx = *fs->ReadAll(path + ".idx");
+  std::vector<std::string> records;
+  std::string idx;
+  bool ok = false;
+};
+
+TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLoss) {
+  UncompressedShard shard(3 * K);
+  ASSERT_TRUE(shard.ok);
+  io::FileSystem* fs = shard.fs;
+  const std::string& path = shard.path;
+  const auto& records = shard.records;
+  const std::string& idx = shard.idx;
   auto reader = ShardReader::Open(fs, path);
   ASSERT_TRUE(reader.ok());
   std::string out;
   ASSERT_TRUE((*reader)->Read(0, &out).ok());  // block 0 is cached now
-  auto rewrite = [&](const std::string& bytes) {
-    std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << bytes;
-  };
-  // Records of 1..30 bytes: every frame entry takes three one-byte varints, so frame j's
-  // entry starts at byte 32 + 3j. Flip a byte of frame K + 10's entry (block 1).
+  auto rewrite = [&](const std::string& bytes) { shard.RewriteIndex(bytes); };
   std::string changed = idx;
-  changed[32 + 3 * (K + 10) + 1] ^= 0x01;
+  changed[32 + 3 * (K + 10) + 1] ^= 0x01;  // frame K + 10's entry (block 1)
   rewrite(changed);
   EXPECT_TRUE((*reader)->Read(1, &out).ok());  // from the cache
   EXPECT_EQ(out, records[1]);
@@ -529,20 +544,16 @@ TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLoss) {
 // With one span for the whole table, a changed byte anywhere fails every lookup not cached,
 // and the error names the span's entries.
 TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLossForTheWholeSpan) {
-  TempDir tmp;
-  io::FileSystem* fs = io::LocalFileSystem();
-  std::string path = tmp.path() + "/s.tfrecord";
-  auto records = MakeRecords(3 * K, 1, 30);
-  RecordWriterOptions o;
-  o.codec = Codec::kNone;  // one record per frame: lookups use the frame table alone
-  ASSERT_TRUE(WriteShard(fs, path, records, o).ok());
-  std::string idx = *fs->ReadAll(path + ".idx");
+  UncompressedShard shard(3 * K);  // one record per frame: lookups use the frame table alone
+  ASSERT_TRUE(shard.ok);
+  const std::string& path = shard.path;
+  std::string idx = shard.idx;
   ShardReaderOptions options;
   options.index_directory_bytes = kOneSpanBudget;
-  auto reader = ShardReader::Open(fs, path, options);
+  auto reader = ShardReader::Open(shard.fs, path, options);
   ASSERT_TRUE(reader.ok());
   idx[32 + 3 * (2 * K + 10) + 1] ^= 0x01;  // frame 2K + 10's entry, in block 2
-  std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << idx;
+  shard.RewriteIndex(idx);
   std::string out;
   // Blocks 0 and 2 are cached: Open checked the first and the last record against the shard.
   Status s = (*reader)->Read(K + 5, &out);
@@ -557,19 +568,16 @@ TEST(IndexDirectoryChanged, IndexRewrittenAfterOpenIsDataLossForTheWholeSpan) {
 // entries before it are delivered, the error names the span's entries; a file cut short
 // fails at the first span it no longer holds.
 TEST(IndexDirectoryChanged, RangeWalkOverAChangedIndexNamesTheChangedSpan) {
-  TempDir tmp;
-  io::FileSystem* fs = io::LocalFileSystem();
-  std::string path = tmp.path() + "/s.tfrecord";
-  auto records = MakeRecords(8 * K, 1, 30);
-  RecordWriterOptions o;
-  o.codec = Codec::kNone;  // one record per frame: a range walks the frame table
-  ASSERT_TRUE(WriteShard(fs, path, records, o).ok());
-  const std::string idx = *fs->ReadAll(path + ".idx");
+  UncompressedShard shard(8 * K);  // one record per frame: a range walks the frame table
+  ASSERT_TRUE(shard.ok);
+  io::FileSystem* fs = shard.fs;
+  const std::string& path = shard.path;
+  const std::string& idx = shard.idx;
   auto lazy = OpenIndexDirectory(fs, path + ".idx", NewIndexBlockCache(1));  // a span per block
   ASSERT_TRUE(lazy.ok()) << lazy.status().ToString();
   std::string changed = idx;
   changed[32 + 3 * (5 * K + 10) + 1] ^= 0x01;  // frame 5K + 10's entry, in block 5
-  std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << changed;
+  shard.RewriteIndex(changed);
   uint64_t delivered = 0;
   Status s = (*lazy)->LocateRange(K, 6 * K, [&](uint64_t, const IndexRecord&, const IndexFrame&) {
     ++delivered;
@@ -581,7 +589,7 @@ TEST(IndexDirectoryChanged, RangeWalkOverAChangedIndexNamesTheChangedSpan) {
             std::string::npos)
       << s.message();
   EXPECT_EQ(delivered, 4 * K);  // blocks 1..4
-  std::ofstream(path + ".idx", std::ios::binary | std::ios::trunc) << idx.substr(0, 32 + 3 * 3 * K);
+  shard.RewriteIndex(idx.substr(0, 32 + 3 * 3 * K));
   delivered = 0;
   s = (*lazy)->LocateRange(0, 8 * K, [&](uint64_t, const IndexRecord&, const IndexFrame&) {
     ++delivered;
