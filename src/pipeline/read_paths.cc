@@ -1,6 +1,9 @@
 // Dataset::Read: resolves the user's paths (shard files, dataset directories, globs) with
 // format::ResolveShards, tables with table::ResolveTableRead (one version's files), and opens
 // them as a ShardSource (through the node-local cache when it is on: cache_hooks.h).
+#include <string>
+#include <vector>
+
 #include "cache_hooks.h"
 #include "sluice/format/manifest.h"
 #include "sluice/pipeline/dataset.h"
@@ -22,6 +25,58 @@ Status CheckTableRecords(const table::TableSelection& t, const RecordSource& sou
   }
   return Status::OK();
 }
+
+// The shards of table versions (and maybe other paths), identified in iterator states by the
+// tables' versions as well as by their content: a state saved on version 1 is refused on
+// version 3, naming both, even where the two versions hold the same files (source.h: "a
+// dataset pinned to a table version supplies the table's own identity").
+class TableVersionSource final : public RecordSource {
+ public:
+  TableVersionSource(std::shared_ptr<RecordSource> shards,
+                     const std::vector<std::pair<table::TableSelection, size_t>>& tables)
+      : shards_(std::move(shards)), identity_(shards_->snapshot()) {
+    std::string tables_named;
+    for (const auto& [t, first] : tables) {
+      identity_.fingerprint =
+          HashBytes(identity_.fingerprint, "table version " + std::to_string(t.version));
+      if (!tables_named.empty()) tables_named += " + ";
+      // The version first: saved descriptions are cut to a few hundred bytes.
+      tables_named += "version " + std::to_string(t.version) + " of table " + t.root;
+    }
+    identity_.description = tables_named + ": " + identity_.description;
+  }
+  SnapshotIdentity snapshot() const override { return identity_; }
+
+  const std::vector<SourceDamage>& damage() const override { return shards_->damage(); }
+  const std::vector<uint64_t>& shard_records() const override { return shards_->shard_records(); }
+  const std::string& shard_name(uint32_t shard) const override {
+    return shards_->shard_name(shard);
+  }
+  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
+    return shards_->Read(shard, index, scratch);
+  }
+  bool reads_by_chunk() const override { return shards_->reads_by_chunk(); }
+  const std::vector<format::ShardChunk>& chunks(uint32_t shard) const override {
+    return shards_->chunks(shard);
+  }
+  void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
+                  const io::IoContext& context) const override {
+    shards_->FetchChunk(shard, chunk, std::move(done), context);
+  }
+  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
+                     format::DecodedChunk* out) const override {
+    return shards_->DecodeChunk(shard, chunk, std::move(fetched), out);
+  }
+  Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index, const format::ShardChunk& chunk,
+                               const format::DecodedChunk& decoded,
+                               std::string* scratch) const override {
+    return shards_->ReadInChunk(shard, index, chunk, decoded, scratch);
+  }
+
+ private:
+  const std::shared_ptr<RecordSource> shards_;
+  SnapshotIdentity identity_;
+};
 
 }  // namespace
 
@@ -88,6 +143,7 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
                           OpenShardSource(o.fs, shards, ro, check));
   for (const auto& [t, first] : tables)
     SLUICE_RETURN_IF_ERROR(CheckTableRecords(t, *source, first));
+  if (!tables.empty()) source = std::make_shared<TableVersionSource>(std::move(source), tables);
   return FromSource(std::move(source), o);
 }
 

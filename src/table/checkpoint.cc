@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 namespace sluice::table {
@@ -117,12 +118,18 @@ Protocol ProtocolWithV2Checkpoints(const Protocol& current) {
   return p;
 }
 
-int64_t CheckpointInterval(const Metadata& metadata, int64_t fallback) {
-  auto it = metadata.configuration.find("delta.checkpointInterval");
-  if (it == metadata.configuration.end()) return fallback;
+std::optional<int64_t> ParseCheckpointInterval(const std::string& value) {
   char* end = nullptr;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  return end != it->second.c_str() && v > 0 ? v : fallback;
+  errno = 0;
+  long long v = std::strtoll(value.c_str(), &end, 10);
+  if (end == value.c_str() || *end != '\0' || errno != 0 || v < 0) return std::nullopt;
+  return v;
+}
+
+int64_t CheckpointInterval(const Metadata& metadata, int64_t fallback) {
+  auto it = metadata.configuration.find(std::string(kCheckpointIntervalProperty));
+  if (it == metadata.configuration.end()) return fallback;
+  return ParseCheckpointInterval(it->second).value_or(fallback);
 }
 
 int64_t DeletedFileRetentionMs(const Metadata& metadata) {

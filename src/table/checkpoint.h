@@ -54,7 +54,14 @@ Status WriteCheckpoint(LogStore* store, const std::string& root, const TableStat
                        int64_t now_ms);
 
 // Table properties (metaData.configuration), with Delta's defaults.
-int64_t CheckpointInterval(const Metadata& metadata, int64_t fallback);  // delta.checkpointInterval
+inline constexpr std::string_view kCheckpointIntervalProperty = "delta.checkpointInterval";
+// A delta.checkpointInterval value: commits between automatic checkpoints, 0 = never (Spark
+// accepts only positive values; 0 is sluice's way to keep a table at reader 1 / writer 2).
+// nullopt when it is not a non-negative decimal integer.
+std::optional<int64_t> ParseCheckpointInterval(const std::string& value);
+// The table's delta.checkpointInterval, else `fallback` (also when the value is malformed: a
+// table of another writer still opens and commits).
+int64_t CheckpointInterval(const Metadata& metadata, int64_t fallback);
 // delta.deletedFileRetentionDuration ("interval 1 week"), in ms; default 7 days.
 int64_t DeletedFileRetentionMs(const Metadata& metadata);
 

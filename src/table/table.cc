@@ -43,6 +43,16 @@ std::vector<Action> CreateActions(const CreateOptions& options, int64_t now_ms) 
   return {Protocol{}, std::move(m)};
 }
 
+// Table properties sluice acts on must make sense before they are committed.
+Status CheckCreateConfiguration(const CreateOptions& options, const std::string& root) {
+  auto it = options.configuration.find(std::string(kCheckpointIntervalProperty));
+  if (it != options.configuration.end() && !ParseCheckpointInterval(it->second).has_value()) {
+    return InvalidArgument("table " + root + ": " + it->first + " must be a whole number of " +
+                           "commits (0 = never checkpoint), not '" + it->second + "'");
+  }
+  return Status::OK();
+}
+
 // Sluice checkpoints tables it created, and tables that hold V2 checkpoints already; it never
 // upgrades the protocol of another writer's table on its own.
 int64_t AutoCheckpointInterval(const Protocol& protocol, const Metadata& metadata,
@@ -124,6 +134,7 @@ Result<CommitResult> CommitToTable(LogStore* store, const std::string& root,
     Protocol protocol;
     Metadata metadata;
     if (state.version < 0) {
+      SLUICE_RETURN_IF_ERROR(CheckCreateConfiguration(options.create, root));
       std::vector<Action> create = CreateActions(options.create, clock.now_ms());
       metadata = std::get<Metadata>(create[1]);
       txn.actions.insert(txn.actions.begin(), create.begin(), create.end());

@@ -288,6 +288,46 @@ TEST_F(TableCommitTest, CheckpointsUpgradeTheProtocolAndOpenWithoutListing) {
   EXPECT_EQ(Table::Open(fs(), kRoot, testing::AtVersion(7))->num_records(), 8);
 }
 
+TEST_F(TableCommitTest, TablePropertyCheckpointIntervalZeroNeverCheckpoints) {
+  CommitOptions o;  // checkpoint_interval: the default 100
+  o.create.configuration["delta.checkpointInterval"] = "0";
+  Table t = *Table::Create(fs(), kRoot, o);
+  for (int i = 0; i < 105; ++i) {
+    auto r = t.AppendFiles({Shard(i, 1)}, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->checkpoint_version.has_value()) << r->version;
+  }
+  EXPECT_EQ(t.version(), 105);
+  EXPECT_EQ(Open().protocol(), Protocol{});  // reader 1 / writer 2
+  EXPECT_FALSE(fs()->Exists(std::string(kRoot) + "/_delta_log/_last_checkpoint"));
+  auto entries = fs()->List(std::string(kRoot) + "/_delta_log");
+  ASSERT_TRUE(entries.ok());
+  for (const io::FileInfo& f : *entries) {
+    EXPECT_FALSE(ParseLogPath(io::Basename(f.path)).is_checkpoint()) << f.path;
+  }
+}
+
+TEST_F(TableCommitTest, TablePropertyCheckpointIntervalWinsOverTheDefault) {
+  CommitOptions o;  // checkpoint_interval: the default 100
+  o.create.configuration["delta.checkpointInterval"] = "3";
+  for (int i = 0; i < 7; ++i) {
+    auto r = Table::Append(fs(), kRoot, {Shard(i, 1)}, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->checkpoint_version.has_value(), i == 3 || i == 6) << i;
+  }
+  EXPECT_TRUE(Open().protocol().HasReaderFeature("v2Checkpoint"));
+}
+
+TEST_F(TableCommitTest, MalformedCheckpointIntervalIsRefusedAtCreate) {
+  CommitOptions o;
+  o.create.configuration["delta.checkpointInterval"] = "-5";
+  auto r = Table::Append(fs(), kRoot, {Shard(0, 1)}, o);
+  ASSERT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("delta.checkpointInterval"), std::string::npos);
+  EXPECT_NE(r.status().message().find("'-5'"), std::string::npos);
+  EXPECT_FALSE(Table::IsTable(fs(), kRoot));
+}
+
 TEST_F(TableCommitTest, DamagedCheckpointFallsBackToReplayingCommits) {
   CommitOptions o;
   o.checkpoint_interval = 3;

@@ -104,6 +104,48 @@ TEST_F(TableLoaderTest, PinnedIteratorRestoredAfterLaterCommitsContinuesExactly)
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
 }
 
+TEST_F(TableLoaderTest, StateOfOneVersionRestoredOnAnotherIsRefusedNamingBothVersions) {
+  Append(0, 20);
+  Append(20, 20);  // version 1
+  auto it = Read(kRoot).MakeIterator().value();
+  Drain(it.get(), 2);
+  std::string state = *it->Save();
+  Append(40, 20);  // version 2
+  Status s = Read(kRoot).MakeIterator().value()->Restore(state);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("version 1 of table /t"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("version 2 of table /t"), std::string::npos) << s.ToString();
+  // Version 3 holds exactly version 1's files: same content, another version, still refused.
+  ASSERT_TRUE(Table::Open(fs_.get(), kRoot)->Restore(1).ok());
+  auto v3 = Read(kRoot).MakeIterator().value();
+  s = v3->Restore(state);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("version 1 of table"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("version 3 of table"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(Read(std::string(kRoot) + "@v1").MakeIterator().value()->Restore(state).ok());
+}
+
+TEST_F(TableLoaderTest, ReadAtATimestampReadsTheVersionCurrentThen) {
+  Append(0, 10);
+  Append(10, 5);
+  Append(15, 5);
+  Table t = *Table::Open(fs_.get(), kRoot);
+  auto history = *t.History();  // newest first
+  ASSERT_EQ(history.size(), 3u);
+  ReadOptions o;
+  o.paths = {kRoot};
+  o.fs = fs_.get();
+  o.table_timestamp_ms = history[1].timestamp_ms;  // version 1's time: 15 records
+  auto d = Dataset::Read(o);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(Epoch(*d).size(), 15u);
+  o.table_timestamp_ms = history[0].timestamp_ms + 60'000;  // after the last: the latest
+  EXPECT_EQ(Epoch(*Dataset::Read(o)).size(), 20u);
+  o.table_timestamp_ms = history[2].timestamp_ms - 1;  // before the first commit
+  d = Dataset::Read(o);
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << d.status().ToString();
+}
+
 TEST_F(TableLoaderTest, ShardThatDisagreesWithTheLogsRecordCountIsDataLoss) {
   Append(0, 10);
   Table t = *Table::Open(fs_.get(), kRoot);
