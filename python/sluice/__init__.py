@@ -33,6 +33,7 @@ from ._sluice import (
     OutOfRangeError,
     ResourceExhaustedError,
     RecordWriter,
+    ShardWriter,
     Strings,
     UnimplementedError,
     __version__,
@@ -55,7 +56,7 @@ _os.register_at_fork(after_in_child=_sluice._abandon_iterators_after_fork)
 __all__ = [
     "AlreadyExistsError", "CancelledError", "DataLossError", "Dataset", "Error",
     "FailedPreconditionError", "INFINITE", "InternalError", "InvalidArgumentError", "IoError",
-    "Iterator", "NotFoundError", "OutOfRangeError", "RecordWriter", "ResourceExhaustedError",
+    "Iterator", "NotFoundError", "OutOfRangeError", "RecordWriter", "ResourceExhaustedError", "ShardWriter",
     "Strings", "Table", "TableWriter", "UNKNOWN", "UnimplementedError", "from_records",
     "make_example", "rank_and_world_size", "read", "read_token_cache", "text", "vision",
     "write_records", "write_table",

@@ -64,6 +64,7 @@ class Table:
     def __init__(self, path: Union[str, os.PathLike], version: Optional[int] = None,
                  timestamp: Optional[Timestamp] = None):
         self._t = _sluice._Table.open(os.fspath(path), version, timestamp_ms(timestamp))
+        self._uri = os.fspath(path)
 
     @classmethod
     def create(cls, path: Union[str, os.PathLike], *, partition_by: Sequence[str] = (),
@@ -75,6 +76,7 @@ class Table:
         t = cls.__new__(cls)
         t._t = _sluice._Table.create(os.fspath(path), list(partition_by), _features(features),
                                      name, description, dict(configuration or {}))
+        t._uri = os.fspath(path)
         return t
 
     # --- the snapshot -----------------------------------------------------------------------
@@ -126,15 +128,32 @@ class Table:
         self._t.update()
 
     # --- writes ------------------------------------------------------------------------------
-    def append(self, paths: Union[str, Iterable[str]], *,
+    def append(self, paths: Union[str, Iterable[str], "_sluice.ShardWriter"], *,
                partition: Optional[Mapping[str, Any]] = None,
                txn: Optional[TxnId] = None) -> int:
-        """Commits shards already under the table root (paths relative to it, e.g. written by
-        sluice.RecordWriter or a ShardWriter into a subdirectory) as one append. `txn`
-        (app_id, version) makes a job's retry commit nothing. Returns the version."""
+        """Commits shards already under the table root as one append: paths relative to the
+        root (e.g. written by sluice.RecordWriter), or a closed sluice.ShardWriter whose
+        directory is the root or under it (all its shards). `txn` (app_id, version) makes a
+        job's retry commit nothing. Returns the version."""
+        if isinstance(paths, _sluice.ShardWriter):
+            directory = self._relative_directory(paths.directory)
+            paths = [f"{directory}/{s}" if directory else s for s in paths.shards]
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         return self._t.append([os.fspath(p) for p in paths], _partition(partition),
                               txn)["version"]
+
+    def _relative_directory(self, directory: str) -> str:
+        """`directory` relative to the table root ("" for the root itself)."""
+        root = getattr(self, "_uri", self.path).rstrip("/")
+        d = directory.rstrip("/")
+        if "://" not in root and "://" not in d:
+            root, d = os.path.abspath(root), os.path.abspath(d)
+        if d == root:
+            return ""
+        if d.startswith(root + "/"):
+            return d[len(root) + 1:]
+        raise _sluice.InvalidArgumentError(
+            f"the shard writer wrote into {directory}, which is not under the table root {root}")
 
     def writer(self, *, partition: Optional[Mapping[str, Any]] = None, codec: str = "zstd",
                target_file_size: int = DEFAULT_TARGET_FILE_SIZE) -> "TableWriter":
@@ -161,12 +180,19 @@ class Table:
         enforce_retention_duration=False."""
         return self._t.vacuum(retention_hours, dry_run, enforce_retention_duration)
 
-    def restore(self, target: Union[int, Timestamp]) -> dict:
+    def restore(self, target: Optional[Union[int, Timestamp]] = None, *,
+                timestamp: Optional[Timestamp] = None) -> dict:
         """Commits a version holding exactly the files of version `target` (an int), or of the
-        version current at a timestamp (a datetime or ISO string)."""
-        if isinstance(target, int) and not isinstance(target, bool):
+        version current at a timestamp: `target` a datetime or ISO string (as delta-rs's
+        restore takes), or `timestamp=` (also ms since the epoch). The version current at T
+        is the latest committed at or before T; a T before the first commit is an
+        InvalidArgumentError."""
+        if (target is None) == (timestamp is None):
+            raise TypeError("restore takes a version or a timestamp (one of them)")
+        if timestamp is None and isinstance(target, int) and not isinstance(target, bool):
             return self._t.restore(target)
-        version = _sluice._Table.open(self.path, None, timestamp_ms(target)).version()
+        when = timestamp_ms(timestamp if timestamp is not None else target)
+        version = _sluice._Table.open(getattr(self, "_uri", self.path), None, when).version()
         return self._t.restore(version)
 
     def checkpoint(self) -> int:

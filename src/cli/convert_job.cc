@@ -248,6 +248,11 @@ int RunConvertCommand(const ConvertJobSpec& spec, const std::vector<dist::InputF
     ReportReclaimed(spec.out, result->reclaimed);
     ConvertSummary summary;
     Summarize(*result, &summary);
+    if (result->table_version >= 0) {
+      summary.table = (result->table_commit_duplicate ? "already committed as of version "
+                                                      : "committed version ") +
+                      std::to_string(result->table_version) + " of " + spec.out;
+    }
     if (notes != nullptr) summary.notes.insert(summary.notes.end(), notes->begin(), notes->end());
     summary.seconds = clock.seconds();
     PrintSummary(summary);

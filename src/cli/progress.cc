@@ -65,6 +65,7 @@ void PrintSummary(const ConvertSummary& s) {
               static_cast<unsigned long long>(s.bytes_out));
   std::printf("seconds:   %.2f\n", s.seconds);
   std::printf("records/s: %.0f\n", rate);
+  if (!s.table.empty()) std::printf("table:     %s\n", s.table.c_str());
   for (const auto& note : s.notes) std::printf("note: %s\n", note.c_str());
   std::fflush(stdout);
   if (s.skipped > 0) {

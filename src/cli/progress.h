@@ -54,6 +54,7 @@ struct ConvertSummary {
   uint64_t bytes_in = 0;   // input bytes read
   uint64_t bytes_out = 0;  // shard file bytes written
   double seconds = 0;
+  std::string table;               // into a table: "committed version 3 of OUT"
   std::vector<std::string> notes;  // printed after the numbers, one "note:" line each
 };
 // Prints the summary to stdout and, when inputs were skipped, a warning line to stderr.

@@ -122,10 +122,12 @@ int RunFiles(const TableOptions& o) {
     fmt::print("{}\n", Json{{"version", t->version()}, {"files", out}}.dump());
     return kExitOk;
   }
+  // A count the log does not state (an add without stats) prints as "?".
+  auto count = [](int64_t n) { return n >= 0 ? std::to_string(n) : std::string("?"); };
   fmt::print("{} version {}: {} file(s), {} records\n", t->root(), t->version(), files.size(),
-             t->num_records());
+             count(t->num_records()));
   for (const table::DataFile& f : files) {
-    fmt::print("  {}  {:>10}  {:>12}  {}\n", f.path, f.records, f.size,
+    fmt::print("  {}  {:>10}  {:>12}  {}\n", f.path, count(f.records), f.size,
                PartitionsText(f.partition_values));
   }
   return kExitOk;

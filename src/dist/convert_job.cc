@@ -194,6 +194,10 @@ Result<ConvertJobResult> RunConvertJob(Transport* t, io::FileSystem* fs, const s
     published = converter->Finish(result.results, out.get(), &manifest);
     if (published.ok())
       published = out->Publish(tasks.size(), std::move(manifest), &result.manifest);
+    if (published.ok() && out->table_commit().has_value()) {
+      result.table_version = out->table_commit()->version;
+      result.table_commit_duplicate = out->table_commit()->duplicate;
+    }
   }
   SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, published));
   return result;

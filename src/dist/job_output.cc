@@ -346,10 +346,14 @@ Status JobOutput::CommitToTable(const format::Manifest& manifest) {
     c.create.configuration["sluice." + key] = value;
   if (table_overwrite_) {  // a table with no commit yet is created as by an append
     Result<table::Table> t = table::Table::Open(fs_, dir_);
-    if (t.ok()) return t->Overwrite(std::move(files), {}, c).status();
+    if (t.ok()) {
+      SLUICE_ASSIGN_OR_RETURN(table_commit_, t->Overwrite(std::move(files), {}, c));
+      return Status::OK();
+    }
     if (t.status().code() != StatusCode::kNotFound) return t.status();
   }
-  return table::Table::Append(fs_, dir_, std::move(files), c).status();
+  SLUICE_ASSIGN_OR_RETURN(table_commit_, table::Table::Append(fs_, dir_, std::move(files), c));
+  return Status::OK();
 }
 
 void JobOutput::Abort() {

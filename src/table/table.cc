@@ -380,6 +380,16 @@ Result<std::optional<TableSelection>> ResolveTableRead(io::FileSystem* fs, const
     o.version = split->second;
   }
   SLUICE_ASSIGN_OR_RETURN(Table t, Table::Open(fs, root, o));
+  // Refused here rather than as "damaged shard" errors per file (or, under on_error = skip,
+  // an empty epoch): Spark and delta-rs tables hold Parquet files.
+  const std::string& provider = t.metadata().format_provider;
+  if (provider != kSluiceFormatProvider) {
+    return Unimplemented("table " + root + " version " + std::to_string(t.version()) +
+                         ": its data files are " + (provider.empty() ? "of no format" : provider) +
+                         " (metaData.format.provider); sluice reads tables of sluice shards "
+                         "(provider \"" +
+                         std::string(kSluiceFormatProvider) + "\")");
+  }
   TableSelection s;
   s.root = t.root();
   s.version = t.version();

@@ -301,8 +301,10 @@ def table_adds(root):
 
 def test_convert_into_a_table_appends_one_commit_per_job(jsonl_files, tmp_path):
     out = tmp_path / "table"
-    run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
-    run(convert_jsonl(jsonl_files, out) + ["--table"])  # one process: the same job path
+    first = run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
+    assert f"table:     committed version 0 of {out}\n" in first.stdout
+    second = run(convert_jsonl(jsonl_files, out) + ["--table"])  # one process: same job path
+    assert f"table:     committed version 1 of {out}\n" in second.stdout
     assert table_adds(out) == [1198, 1198]
     assert not (out / "dataset.json").exists() and not (out / ".sluice-job").exists()
     r = run(convert_jsonl(jsonl_files, out) + ["--table", "--overwrite"], check=1)

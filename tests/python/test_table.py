@@ -4,8 +4,10 @@ replayed by tests/python/delta_reader.py, a reader written from PROTOCOL.md with
 import datetime
 import json
 import os
+import re
 import subprocess
 import time
+import uuid
 
 import pytest
 
@@ -232,3 +234,110 @@ def test_cli_append_creates_a_table_from_shards(tmp_path):
     t = sluice.Table(path)
     assert t.metadata()["partition_columns"] == ["lang"] and t.num_records() == 5
     assert_same_as_independent_reader(path)
+
+
+def test_state_of_a_version_restored_on_another_names_both_versions(table):
+    sluice.write_table(table, records(100, 4), partition={"source": "c"})  # version 2
+    sluice.write_table(table, records(200, 4), partition={"source": "c"})  # version 3
+    it = sluice.read(f"{table}@v1").shuffle(seed=1).batch(2).iterator()
+    next(it)
+    state = it.state()
+    with pytest.raises(sluice.FailedPreconditionError) as e:
+        next(sluice.read(table).shuffle(seed=1).batch(2).iterator(state=state))
+    assert f"version 1 of table {table}" in str(e.value)
+    assert f"version 3 of table {table}" in str(e.value)
+    resumed = sluice.read(table, version=1).shuffle(seed=1).batch(2).iterator(state=state)
+    assert sum(len(b["record"]) for b in resumed) == 13  # the 15 of version 1, less 2
+
+
+def test_table_property_checkpoint_interval(tmp_path):
+    never = tmp_path / "never"
+    sluice.Table.create(never, configuration={"delta.checkpointInterval": "0"})
+    for i in range(101):  # past the default interval of 100
+        sluice.write_table(never, records(i, 1))
+    t = sluice.Table(never)
+    assert t.version() == 101
+    assert (t.protocol()["min_reader_version"], t.protocol()["min_writer_version"]) == (1, 2)
+    assert not [n for n in os.listdir(never / "_delta_log") if ".checkpoint." in n]
+    assert_same_as_independent_reader(never)
+    every3 = tmp_path / "every3"
+    sluice.Table.create(every3, configuration={"delta.checkpointInterval": "3"})
+    for i in range(3):
+        sluice.write_table(every3, records(i, 1))
+    assert json.loads((every3 / "_delta_log" / "_last_checkpoint").read_text())["version"] == 3
+    with pytest.raises(sluice.InvalidArgumentError, match="delta.checkpointInterval"):
+        sluice.Table.create(tmp_path / "bad", configuration={"delta.checkpointInterval": "often"})
+
+
+def test_append_shards_written_by_a_shard_writer(tmp_path):
+    path = tmp_path / "t"
+    t = sluice.Table.create(path)
+    run_id = lambda: uuid.uuid4().hex[:12]  # noqa: E731
+    with sluice.ShardWriter(path / "crawl-7", run_id=run_id(), target_shard_bytes=64) as w:
+        for r in records(0, 20):
+            w.write(r)
+    assert len(w.shards) > 1 and w.records_written == 20
+    assert not (path / "crawl-7" / "dataset.json").exists()  # a part of a run: not published
+    assert t.append(w) == 1
+    assert sorted(t.files()) == sorted(f"crawl-7/{s}" for s in w.shards)
+    with sluice.ShardWriter(path, run_id=run_id()) as w2:  # into the root itself
+        w2.write(b"20")
+    assert t.append(w2, txn=("job-2", 1)) == 2
+    assert read_ids(path) == list(range(21))
+    assert_same_as_independent_reader(path)
+    with pytest.raises(RuntimeError):
+        with sluice.ShardWriter(path / "crawl-8", run_id=run_id()) as w3:
+            w3.write(b"x")
+            raise RuntimeError("job failed")
+    assert not list((path / "crawl-8").glob("*.zst"))  # aborted: nothing left
+    with sluice.ShardWriter(tmp_path / "elsewhere", run_id=run_id()) as w4:
+        w4.write(b"x")
+    with pytest.raises(sluice.InvalidArgumentError, match="not under the table root"):
+        t.append(w4)
+
+
+PARQUET_TABLE_LOG = [
+    {"commitInfo": {"timestamp": 1700000000000, "operation": "WRITE",
+                    "engineInfo": "Apache-Spark/3.5.0 Delta-Lake/3.1.0"}},
+    {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+    {"metaData": {"id": "p", "format": {"provider": "parquet", "options": {}},
+                  "schemaString": '{"type":"struct","fields":[]}', "partitionColumns": [],
+                  "configuration": {}, "createdTime": 1700000000000}},
+    {"add": {"path": "part-00000.snappy.parquet", "partitionValues": {}, "size": 12,
+             "modificationTime": 1700000000000, "dataChange": True}},  # no stats
+]
+
+
+def test_table_of_parquet_files_is_refused_at_open(tmp_path):
+    path = tmp_path / "spark"
+    os.makedirs(path / "_delta_log")
+    (path / "_delta_log" / "00000000000000000000.json").write_text(
+        "".join(json.dumps(a) + "\n" for a in PARQUET_TABLE_LOG))
+    (path / "part-00000.snappy.parquet").write_bytes(b"PAR1....PAR1")
+    message = f"table {path} version 0: its data files are parquet"
+    for on_error in (None, "skip"):
+        with pytest.raises(sluice.UnimplementedError, match=message):
+            sluice.read(path, on_error=on_error)
+    r = cli("inspect", path, check=1)
+    assert message in r.stderr and "sluice reads tables of sluice shards" in r.stderr
+    # The log itself reads: the file's record count is unknown ("?", null).
+    assert sluice.Table(path).files() == ["part-00000.snappy.parquet"]
+    text = cli("table", "files", path).stdout
+    assert "1 file(s), ? records" in text and " -1 " not in text
+    assert re.search(r"part-00000\.snappy\.parquet +\? +12 ", text), text
+    files = json.loads(cli("table", "files", path, "--json").stdout)
+    assert files["files"][0]["records"] is None
+
+
+def test_restore_by_timestamp(table):
+    t = sluice.Table(table)
+    v1, v0 = [h["timestamp"] for h in t.history()]
+    assert t.restore(timestamp=v0)["version"] == 2  # ms since the epoch: version 0's files
+    assert t.num_records() == 10
+    when = datetime.datetime.fromtimestamp(v1 / 1000, tz=datetime.timezone.utc)
+    assert t.restore(timestamp=when)["version"] == 3  # a datetime: version 1's files
+    assert sluice.Table(table).num_records() == 15
+    with pytest.raises(sluice.InvalidArgumentError, match="before the first commit"):
+        t.restore(timestamp=v0 - 1)
+    with pytest.raises(TypeError):
+        t.restore(1, timestamp=v0)

@@ -146,6 +146,35 @@ TEST_F(TableLoaderTest, ReadAtATimestampReadsTheVersionCurrentThen) {
   EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << d.status().ToString();
 }
 
+TEST_F(TableLoaderTest, TableOfParquetFilesIsRefusedAtOpenNamingTheProvider) {
+  // A Spark / delta-rs table: its data files are Parquet, not sluice shards.
+  const std::string commit =
+      R"({"protocol":{"minReaderVersion":1,"minWriterVersion":2}})"
+      "\n"
+      R"({"metaData":{"id":"a","format":{"provider":"parquet","options":{}},)"
+      R"("schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":[],)"
+      R"("configuration":{},"createdTime":1700000000000}})"
+      "\n"
+      R"({"add":{"path":"part-0.parquet","partitionValues":{},"size":9,)"
+      R"("modificationTime":1700000000000,"dataChange":true}})"
+      "\n";
+  ASSERT_TRUE(fs_->CreateDirs("/p/_delta_log").ok());
+  ASSERT_TRUE(fs_->WriteAll("/p/_delta_log/00000000000000000000.json", commit).ok());
+  ASSERT_TRUE(fs_->WriteAll("/p/part-0.parquet", "PAR1 PAR1").ok());
+  for (auto policy : {pipeline::ErrorPolicy::kRaise, pipeline::ErrorPolicy::kSkip}) {
+    ReadOptions o;
+    o.paths = {"/p"};
+    o.fs = fs_.get();
+    o.on_error = policy;
+    auto d = Dataset::Read(o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::kUnimplemented) << d.status().ToString();
+    EXPECT_NE(d.status().message().find("table /p version 0: its data files are parquet"),
+              std::string::npos)
+        << d.status().ToString();
+  }
+}
+
 TEST_F(TableLoaderTest, ShardThatDisagreesWithTheLogsRecordCountIsDataLoss) {
   Append(0, 10);
   Table t = *Table::Open(fs_.get(), kRoot);

@@ -58,6 +58,10 @@ struct ConvertJobResult {
   uint64_t redone = 0;   // task conversions Revise asked for
   JobProgress progress;  // of the first round
   std::vector<format::Leftover> reclaimed;  // rank 0: dead runs' files deleted at the start
+  // Rank 0, into a table: the version committed (or, for a rerun of a run committed already,
+  // the table's version then, with table_commit_duplicate). -1 for a dataset directory.
+  int64_t table_version = -1;
+  bool table_commit_duplicate = false;
 };
 
 // Collective. OUT is `dir` on `fs`. `tasks`: rank 0's plan (ids 0..n-1; ignored on the other

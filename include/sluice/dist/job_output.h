@@ -30,6 +30,7 @@
 #include "sluice/format/manifest.h"
 #include "sluice/format/shard_writer.h"
 #include "sluice/io/file_system.h"
+#include "sluice/table/table.h"
 
 namespace sluice::dist {
 
@@ -99,6 +100,9 @@ class JobOutput {
   Status Publish(uint64_t tasks, format::Manifest manifest, format::Manifest* published);
   // Rank 0: deletes every file of the run and the job directory, releases the lock.
   void Abort();
+  // Rank 0, after a Publish into a table: the commit (its version; `duplicate` when a rerun
+  // found this run committed already). Empty for a dataset directory.
+  const std::optional<table::CommitResult>& table_commit() const { return table_commit_; }
 
  private:
   JobOutput() = default;
@@ -116,6 +120,7 @@ class JobOutput {
   format::ShardWriterOptions shard_options_;
   bool table_ = false;
   bool table_overwrite_ = false;
+  std::optional<table::CommitResult> table_commit_;      // rank 0, after Publish (table_)
   bool open_ = false;                                    // rank 0: begun, not yet ended
   std::unique_ptr<format::DatasetPublisher> publisher_;  // rank 0, unless table_
   std::map<TaskId, TaskOutput> outputs_;                 // rank 0
