@@ -1,5 +1,7 @@
-"""Tables on hdfs:// (docs/table.md): commits are WebHDFS CREATEs with overwrite=false (the
-namenode refuses a second create of one name: put-if-absent), read by sluice and, from the
+"""Tables on hdfs:// (docs/table.md): a commit is a WebHDFS CREATE of a temporary file in
+_delta_log/ then a RENAME onto the commit's name with renameoptions=NONE (the namenode refuses
+a rename onto an existing name: put-if-absent, and the commit appears whole), read by sluice
+and, from the
 server's backing directory, by tests/python/delta_reader.py (written from PROTOCOL.md). The
 HDFS here is tests/tools/webhdfs_server.py, a server written from the WebHDFS REST document
 (no Hadoop cluster is available)."""
