@@ -341,3 +341,11 @@ def test_restore_by_timestamp(table):
         t.restore(timestamp=v0 - 1)
     with pytest.raises(TypeError):
         t.restore(1, timestamp=v0)
+
+
+def test_shard_writer_on_its_own_publishes_a_dataset(tmp_path):
+    with sluice.ShardWriter(tmp_path / "ds", target_shard_bytes=64, codec="gzip") as w:
+        for r in records(0, 10):
+            w.write(r)
+    assert len(w.shards) > 1 and (tmp_path / "ds" / "dataset.json").exists()
+    assert read_ids(tmp_path / "ds") == list(range(10))

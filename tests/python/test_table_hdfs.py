@@ -1,10 +1,9 @@
 """Tables on hdfs:// (docs/table.md): a commit is a WebHDFS CREATE of a temporary file in
 _delta_log/ then a RENAME onto the commit's name with renameoptions=NONE (the namenode refuses
 a rename onto an existing name: put-if-absent, and the commit appears whole), read by sluice
-and, from the
-server's backing directory, by tests/python/delta_reader.py (written from PROTOCOL.md). The
-HDFS here is tests/tools/webhdfs_server.py, a server written from the WebHDFS REST document
-(no Hadoop cluster is available)."""
+and, from the server's backing directory, by tests/python/delta_reader.py (written from
+PROTOCOL.md). The HDFS here is tests/tools/webhdfs_server.py, a server written from the
+WebHDFS REST document (no Hadoop cluster is available)."""
 import json
 import os
 import subprocess
