@@ -219,7 +219,8 @@ Status ReadIterator::CheckSavedOrder(const StateReader& r) const {
       return FailedPrecondition("iterator state was saved on another dataset snapshot: " +
                                 (name.ok() ? "'" + *name + "'" : std::string("(unnamed)")) +
                                 "; this pipeline reads '" + identity_.description +
-                                "' (their table versions, shard names, sizes or index checksums differ)");
+                                "' (their table versions, shard names, sizes or index "
+                                "checksums differ)");
     }
   } else {
     SLUICE_ASSIGN_OR_RETURN(uint64_t fingerprint, r.GetU64(key_, "fingerprint"));
