@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 
-from test_cli import SLUICE, inspect_json
+from test_cli import SLUICE
 from test_dist import (ENV, MPIRUN, assert_same_dataset, convert_jsonl, corpus,  # noqa: F401
                        ids, jsonl_files, multiset, ranks_of, records_in_order, run, slurm,
                        srun, wait_gone)
@@ -71,10 +71,6 @@ def kill_a_rank_once_tasks_are_recorded(cmd, out, env, find_ranks):
     assert len(task_records(out)) >= 4  # kept for the rerun
 
 
-def mpirun_ranks(p):
-    return ranks_of(p)
-
-
 def dedup(src, out, *flags):
     return [SLUICE, "dedup", src, out, "--codec", "none", *flags]
 
@@ -85,7 +81,7 @@ def test_a_killed_dedup_publishes_nothing_and_a_rerun_reuses_its_finished_map_ta
     shutil.copytree(corpus / "ds", src)
     kill_a_rank_once_tasks_are_recorded(
         MPIRUN + dedup(src, out, "--feature", "text", "--no-speculation"), out, SLOW_TASK_1,
-        mpirun_ranks)
+        ranks_of)
     changed = tmp_path / "changed"
     shutil.copytree(out, changed)  # the same interrupted job, for the changed input below
 
@@ -114,7 +110,7 @@ def test_a_killed_reshard_publishes_nothing_and_a_rerun_reuses_its_finished_map_
 
     out = tmp_path / "out"
     kill_a_rank_once_tasks_are_recorded(MPIRUN + cmd(out, 7, "--no-speculation"), out,
-                                        SLOW_TASK_1, mpirun_ranks)
+                                        SLOW_TASK_1, ranks_of)
     changed = tmp_path / "changed"
     shutil.copytree(out, changed)
 
