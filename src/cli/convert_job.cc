@@ -78,7 +78,8 @@ void AddInputsAndOut(CLI::App* cmd, std::vector<std::string>* files, std::string
 }
 
 void AddConvertJobFlags(CLI::App* cmd, ConvertJobFlags* f) {
-  AddDistFlags(cmd, &f->dist);
+  AddSchedulingFlags(cmd, &f->dist);
+  RefuseKeyedJobFlags(cmd);
   cmd->add_option("--task-size", f->task_size,
                   "under mpirun/srun: input bytes per task (auto: 16 tasks per rank, within "
                   "1 MiB..128 MiB)")

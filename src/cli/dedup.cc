@@ -41,6 +41,8 @@ int RunDedupCommand(const DedupFlags& f) {
                 static_cast<unsigned long long>(result->records_out),
                 static_cast<unsigned long long>(result->records_in - result->records_out),
                 static_cast<unsigned long long>(result->shards));
+    std::printf("reused:      %llu task(s) of an interrupted run\n",
+                static_cast<unsigned long long>(result->reused));
     std::printf("ranks:       %d\nseconds:     %.2f\n", t->size(), clock.seconds());
     std::fflush(stdout);
   }

@@ -15,6 +15,11 @@
 namespace sluice::cli {
 
 void AddDistFlags(CLI::App* cmd, DistFlags* f) {
+  AddSchedulingFlags(cmd, f);
+  AddKeyedJobFlags(cmd, f);
+}
+
+void AddSchedulingFlags(CLI::App* cmd, DistFlags* f) {
   cmd->add_flag("--no-speculation", f->no_speculation,
                 "never run speculative copies of straggling tasks");
   cmd->add_option("--speculation-quantile", f->speculation_quantile,
@@ -29,6 +34,14 @@ void AddDistFlags(CLI::App* cmd, DistFlags* f) {
                   "seconds a task waits for a rank on the node holding its input")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+}
+
+namespace {
+constexpr const char* kKeyedJobFlags[] = {"--memory-budget", "--spill-dir", "--no-combine",
+                                          "--no-salt"};
+}  // namespace
+
+void AddKeyedJobFlags(CLI::App* cmd, DistFlags* f) {
   cmd->add_option("--memory-budget", f->memory_budget,
                   "per rank, for exchange buffers and aggregation state; past it, spill to disk")
       ->check(ByteSizeValidator())
@@ -37,6 +50,23 @@ void AddDistFlags(CLI::App* cmd, DistFlags* f) {
                   "local directory for spills (default: $TMPDIR or /tmp)");
   cmd->add_flag("--no-combine", f->no_combine, "no per-rank combiner before the exchange");
   cmd->add_flag("--no-salt", f->no_salt, "do not spread hot keys over the ranks");
+}
+
+void RefuseKeyedJobFlags(CLI::App* cmd) {
+  for (const char* name : kKeyedJobFlags) {
+    // Hidden (no group): accepted by the parser only to be refused with a reason.
+    cmd->add_option_function<std::string>(
+           name,
+           [flag = std::string(name)](const std::string&) {
+             throw CLI::ValidationError(
+                 flag,
+                 "applies to sluice stats, dedup and reshard (their keyed aggregation and "
+                 "exchanges), not to convert, which has no aggregation state to budget, "
+                 "spill or combine");
+           })
+        ->expected(0, 1)
+        ->group("");
+  }
 }
 
 Result<std::unique_ptr<dist::Transport>> OpenJobTransport() {

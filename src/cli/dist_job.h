@@ -24,7 +24,15 @@ struct DistFlags {
   bool no_combine = false;
   bool no_salt = false;
 };
+// Every flag of a keyed job (stats, dedup, reshard): the two below.
 void AddDistFlags(CLI::App* command, DistFlags* flags);
+// --no-speculation, --speculation-quantile, --speculation-multiplier, --locality-wait.
+void AddSchedulingFlags(CLI::App* command, DistFlags* flags);
+// --memory-budget, --spill-dir, --no-combine, --no-salt: the keyed aggregation's.
+void AddKeyedJobFlags(CLI::App* command, DistFlags* flags);
+// For convert: the keyed aggregation's flags are a usage error naming the commands they
+// apply to (silently ignoring a memory budget would mislead).
+void RefuseKeyedJobFlags(CLI::App* command);
 
 // The transport of this process: MPI_COMM_WORLD under mpirun/srun, else one rank.
 Result<std::unique_ptr<dist::Transport>> OpenJobTransport();

@@ -37,9 +37,12 @@ int RunReshardCommand(const ReshardFlags& f) {
   auto result = dist::RunReshard(t, o);
   if (!result.ok()) return FinishJob(*t, result.status());
   if (t->rank() == 0) {
-    std::printf("records: %llu\nshards:  %llu\nranks:   %d\nseconds: %.2f\n",
-                static_cast<unsigned long long>(result->records),
-                static_cast<unsigned long long>(result->shards), t->size(), clock.seconds());
+    std::printf(
+        "records: %llu\nshards:  %llu\nreused:  %llu task(s) of an interrupted run\n"
+        "ranks:   %d\nseconds: %.2f\n",
+        static_cast<unsigned long long>(result->records),
+        static_cast<unsigned long long>(result->shards),
+        static_cast<unsigned long long>(result->reused), t->size(), clock.seconds());
     std::fflush(stdout);
   }
   return kExitOk;

@@ -95,8 +95,8 @@ Status WriteKept(io::FileSystem* in_fs, const std::vector<TaskSpec>& tasks,
 }  // namespace
 
 Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
-  SLUICE_ASSIGN_OR_RETURN(DerivedJob job,
-                          StartDerivedJob(t, o.input, o.output, o.shards, "sluice dedup"));
+  SLUICE_ASSIGN_OR_RETURN(DerivedJob job, StartDerivedJob(t, o.input, o.output, o.shards,
+                                                          "sluice dedup", "feature=" + o.feature));
   const std::vector<TaskSpec>& tasks = job.tasks;
   io::FileSystem* in_fs = job.in_fs;
 
@@ -111,7 +111,7 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
     return m->Add(ContentKey(bytes), position);
   };
   AggregationOptions agg = AggregationOptionsFor(o.job, Merge::kMin, "dedup");
-  SLUICE_ASSIGN_OR_RETURN(auto map, RunMapPhase(t, o.input, tasks, keys, agg, o.job.tasks));
+  SLUICE_ASSIGN_OR_RETURN(auto map, RunDerivedMapPhase(t, &job, keys, agg, o.job.tasks));
   SLUICE_ASSIGN_OR_RETURN(auto reduced, AggregateByKey(t, map.runs, map.samples, agg));
 
   const std::vector<Rank>& reader = map.tasks.committed_rank;
@@ -138,6 +138,7 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
   result.load = reduced.load;
   result.hot_keys = reduced.hot_keys;
   result.progress = map.tasks.progress;
+  result.reused = job.out->reused_count();
   std::map<std::string, std::string> metadata{{"dedup_of", o.input}};
   if (!o.feature.empty()) metadata["dedup_feature"] = o.feature;
   format::Manifest m;

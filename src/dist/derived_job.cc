@@ -1,5 +1,7 @@
 #include "dist/derived_job.h"
 
+#include <nlohmann/json.hpp>
+
 #include "dist/wire.h"
 #include "sluice/dist/task_runner.h"
 #include "sluice/table/table.h"
@@ -14,9 +16,29 @@ Result<format::ShardWriterOptions> ShardWriterOptionsFor(const OutputShards& sha
   return o;
 }
 
+namespace {
+
+// What makes two runs the same job: a rerun resumes only when all of it matches.
+std::string Identity(const std::string& command, const std::string& options,
+                     const std::string& input, const std::vector<TaskSpec>& tasks,
+                     const OutputShards& shards) {
+  nlohmann::json j = {{"command", command},
+                      {"options", options},
+                      {"input", input},
+                      {"codec", shards.codec},
+                      {"shard_bytes", shards.shard_bytes},
+                      {"prefix", shards.prefix},
+                      {"table", shards.table},
+                      {"table_overwrite", shards.table_overwrite}};
+  for (const TaskSpec& t : tasks) j["shards"].push_back({t.input, t.bytes});
+  return j.dump();
+}
+
+}  // namespace
+
 Result<DerivedJob> StartDerivedJob(Transport* t, const std::string& input,
                                    const std::string& output, const OutputShards& shards,
-                                   const std::string& command) {
+                                   const std::string& command, const std::string& options) {
   DerivedJob job;
   SLUICE_ASSIGN_OR_RETURN(job.tasks, ShardTasks(input));
   SLUICE_ASSIGN_OR_RETURN(job.in_fs, io::FileSystemFor(input, &job.in_path));
@@ -28,6 +50,7 @@ Result<DerivedJob> StartDerivedJob(Transport* t, const std::string& input,
   o.table = shards.table;
   o.table_overwrite = shards.table_overwrite;
   o.command = command;
+  o.identity = Identity(command, options, input, job.tasks, shards);
   SLUICE_ASSIGN_OR_RETURN(job.out, JobOutput::Open(t, out_fs, out_path, o, &job.tasks));
   return job;
 }
@@ -38,8 +61,9 @@ TaskOutput OutputOf(const format::ShardWriter& writer) {
 
 namespace {
 
-// Rank 0: records every rank's outputs.
-Status RecordAll(const std::vector<std::string>& all, JobOutput* out) {
+// Rank 0: every rank's outputs, by output task.
+Status GatherOutputs(const std::vector<std::string>& all, std::vector<TaskOutput>* outputs,
+                     std::vector<bool>* have) {
   for (const std::string& part : all) {
     WireReader in(part);
     uint64_t n = 0;
@@ -49,7 +73,9 @@ Status RecordAll(const std::vector<std::string>& all, JobOutput* out) {
       std::string encoded;
       if (!in.U64(&task) || !in.Bytes(&encoded)) return Internal("malformed task outputs");
       SLUICE_ASSIGN_OR_RETURN(TaskOutput output, TaskOutput::Decode(encoded, "task outputs"));
-      SLUICE_RETURN_IF_ERROR(out->Record(task, std::move(output)));
+      if (task >= outputs->size()) return Internal("output task " + std::to_string(task));
+      (*outputs)[task] = std::move(output);
+      (*have)[task] = true;
     }
   }
   return Status::OK();
@@ -100,10 +126,15 @@ Status PublishDerived(Transport* t, DerivedJob* job, uint64_t tasks,
   SLUICE_ASSIGN_OR_RETURN(auto all, t->AllGather(w.Take()));
   Status s;
   if (t->rank() == 0) {
-    s = RecordAll(all, job->out.get());
+    std::vector<TaskOutput> outputs(tasks);
+    std::vector<bool> have(tasks, false);
+    s = GatherOutputs(all, &outputs, &have);
+    for (uint64_t task = 0; s.ok() && task < tasks; ++task) {
+      if (!have[task]) s = Internal("output task " + std::to_string(task) + " has no output");
+    }
     Result<format::Manifest> manifest = DerivedManifest(job->in_fs, job->in_path, metadata);
     if (s.ok()) s = manifest.status();
-    if (s.ok()) s = job->out->Publish(tasks, std::move(*manifest), published);
+    if (s.ok()) s = job->out->Publish(outputs, std::move(*manifest), published);
   }
   return AgreeOnStatus(t, s);
 }

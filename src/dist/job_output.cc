@@ -300,14 +300,23 @@ Result<std::string> JobOutput::WriteSideFile(std::string_view stem, std::string_
 }
 
 Status JobOutput::Publish(uint64_t tasks, format::Manifest manifest, format::Manifest* published) {
+  std::vector<TaskOutput> outputs;
+  for (TaskId t = 0; t < tasks; ++t) {
+    const TaskOutput* output = Output(t);
+    if (output == nullptr) return Internal("job output: task " + std::to_string(t) + " has none");
+    outputs.push_back(*output);
+  }
+  return Publish(outputs, std::move(manifest), published);
+}
+
+Status JobOutput::Publish(const std::vector<TaskOutput>& outputs, format::Manifest manifest,
+                          format::Manifest* published) {
   if (!open_) return FailedPrecondition("job output: rank 0 publishes");
   manifest.tool = std::string("sluice ") + SLUICE_VERSION;
   manifest.codec = shard_options_.record.codec;
   manifest.shards.clear();
-  for (TaskId t = 0; t < tasks; ++t) {
-    const TaskOutput* output = Output(t);
-    if (output == nullptr) return Internal("job output: task " + std::to_string(t) + " has none");
-    manifest.shards.insert(manifest.shards.end(), output->shards.begin(), output->shards.end());
+  for (const TaskOutput& output : outputs) {
+    manifest.shards.insert(manifest.shards.end(), output.shards.begin(), output.shards.end());
   }
   // The run's files the manifest does not list: losing copies, attempts cut short.
   std::set<std::string> listed;

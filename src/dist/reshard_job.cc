@@ -114,8 +114,10 @@ class ShardSpills {
 Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
   OutputShards one_file_each = o.shards;
   one_file_each.shard_bytes = UINT64_MAX;  // exactly one file per output shard
-  SLUICE_ASSIGN_OR_RETURN(DerivedJob job,
-                          StartDerivedJob(t, o.input, o.output, one_file_each, "sluice reshard"));
+  SLUICE_ASSIGN_OR_RETURN(
+      DerivedJob job, StartDerivedJob(t, o.input, o.output, one_file_each, "sluice reshard",
+                                      "seed=" + std::to_string(o.seed) +
+                                          " shard_size=" + std::to_string(o.shards.shard_bytes)));
   const std::vector<TaskSpec>& tasks = job.tasks;
   uint64_t bytes = 0;
   for (const auto& task : tasks) bytes += task.bytes;
@@ -128,7 +130,7 @@ Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
   KeyFunction keys = [&o](ByteView record, TaskId task, uint64_t index, MapOutput* m) {
     return m->Add(record, OrderKey(o.seed, task, index));
   };
-  SLUICE_ASSIGN_OR_RETURN(auto map, RunMapPhase(t, o.input, tasks, keys, agg, o.job.tasks));
+  SLUICE_ASSIGN_OR_RETURN(auto map, RunDerivedMapPhase(t, &job, keys, agg, o.job.tasks));
   std::vector<std::unique_ptr<SortedStream>> runs;
   for (const auto& run : map.runs) {
     SLUICE_ASSIGN_OR_RETURN(auto stream, OpenRun(run));
@@ -167,6 +169,7 @@ Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
   ReshardResult result;
   result.records = totals[0];
   result.progress = map.tasks.progress;
+  result.reused = job.out->reused_count();
   std::map<std::string, std::string> metadata{{"reshard_of", o.input},
                                               {"reshard_seed", std::to_string(o.seed)}};
   format::Manifest m;

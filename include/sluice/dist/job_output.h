@@ -14,7 +14,8 @@
 // committed task's output as it is committed. A run killed at any moment (a rank killed,
 // Ctrl-C of mpirun) leaves it behind; rerunning the same command Begins with the same run id
 // (so its files are not leftovers), keeps the recorded tasks whose shards are intact and
-// converts only the others, then publishes once.
+// converts only the others, then publishes once. A keyed job (dedup, reshard) records its map
+// tasks' outputs instead (dist/derived_job.h).
 #pragma once
 
 #include <map>
@@ -98,6 +99,11 @@ class JobOutput {
   // order) after deleting the run's files it does not list; then removes the job directory.
   // Every task must have an output.
   Status Publish(uint64_t tasks, format::Manifest manifest, format::Manifest* published);
+  // Rank 0, the commit point with the given outputs, in task order, rather than the recorded
+  // ones: a keyed job records its map tasks' outputs, then writes its output shards once every
+  // map task is done.
+  Status Publish(const std::vector<TaskOutput>& outputs, format::Manifest manifest,
+                 format::Manifest* published);
   // Rank 0: deletes every file of the run and the job directory, releases the lock.
   void Abort();
   // Rank 0, after a Publish into a table: the commit (its version; `duplicate` when a rerun

@@ -77,6 +77,7 @@ struct DedupResult {
   uint64_t shards = 0;
   std::vector<uint64_t> load;
   uint64_t hot_keys = 0;
+  uint64_t reused = 0;  // map tasks an interrupted run of the same job had finished
   JobProgress progress;
 };
 
@@ -99,6 +100,7 @@ struct ReshardOptions {
 struct ReshardResult {
   uint64_t records = 0;
   uint64_t shards = 0;
+  uint64_t reused = 0;  // map tasks an interrupted run of the same job had finished
   JobProgress progress;
 };
 
