@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <mutex>
 
 #include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/index_directory.h"
 #include "format/index_open.h"
+#include "format/index_realign.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/format/shard_index.h"
 
@@ -68,9 +70,11 @@ std::atomic<uint64_t> next_reader_id{1};
 
 class ShardReaderImpl final : public ShardReader {
  public:
-  ShardReaderImpl(std::unique_ptr<io::RandomAccessFile> file, std::unique_ptr<IndexLookup> index,
-                  const ShardReaderOptions& options, std::optional<ShardDamage> damage)
-      : file_(std::move(file)),
+  ShardReaderImpl(io::FileSystem* fs, std::unique_ptr<io::RandomAccessFile> file,
+                  std::unique_ptr<IndexLookup> index, const ShardReaderOptions& options,
+                  std::optional<ShardDamage> damage)
+      : fs_(fs),
+        file_(std::move(file)),
         index_(std::move(index)),
         options_(options),
         damage_(std::move(damage)) {}
@@ -87,33 +91,60 @@ class ShardReaderImpl final : public ShardReader {
   const io::RandomAccessFile& file() const override { return *file_; }
   Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
                      DecodedChunk* out) const override;
-  Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
-                                 const DecodedChunk& decoded) const override;
+  Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk, const DecodedChunk& decoded,
+                                 std::string* scratch) const override;
   // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
   bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
                            const DecodedChunk& decoded, uint64_t* begin) const;
 
  private:
-  Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                          std::string* out) const;
+  // Reads entry `entry` of `index` (this reader's own, or the realigned one; `cache_id`
+  // names it in the per-thread frame cache) as record i. *misplaced is set when the failure
+  // says the index frames no record there (a header that does not check or disagrees with
+  // the index, a record outside its frame or the file, a frame that does not decode), as
+  // opposed to a damaged payload under an intact header.
+  Status ReadThrough(const IndexLookup& index, uint64_t cache_id, uint64_t i, uint64_t entry,
+                     std::string* out, bool* misplaced) const;
+  // Record i once the shard was re-indexed: the recovered record mapped to position i.
+  Status ReadRealigned(const RealignedIndex& realigned, uint64_t i, std::string* out) const;
+  Status LostError(const RealignedIndex& realigned, uint64_t i) const;
+  // Whether a read that failed with `s` makes the reader re-index the shard.
+  bool Realigns(const Status& s, bool misplaced) const {
+    return misplaced && s.code() == StatusCode::kDataLoss &&
+           options_.on_damage == ShardDamagePolicy::kRecover;
+  }
+  // Re-indexes the shard once (the first failure's threads wait for it); later calls return
+  // the same index, or the failure with why re-indexing failed.
+  Result<const RealignedIndex*> Realign(const Status& failure) const;
+  const RealignedIndex* realigned() const { return realigned_active_.load(std::memory_order_acquire); }
+  Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f, std::string* out,
+                          bool* misplaced) const;
   // The framed record [at, at + framed) from this thread's read-ahead buffer, refilled from
   // `at` when the read goes forward; empty when it is not worth buffering.
   ByteView ReadAhead(uint64_t i, uint64_t at, uint64_t framed) const;
-  Result<ByteView> DecodedFramePrefix(uint32_t frame, const IndexFrame& f, uint64_t need) const;
+  Result<ByteView> DecodedFramePrefix(uint64_t cache_id, uint32_t frame, const IndexFrame& f,
+                                      uint64_t need) const;
   Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
   Status DecodeInto(const IndexFrame& frame, uint64_t need, std::string* out,
                     size_t* produced) const;
   Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
                  size_t* produced) const;
-  Status CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                     const char* framed) const;
+  Status CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f, const char* framed,
+                     bool* misplaced = nullptr) const;
   std::string Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const;
 
+  io::FileSystem* const fs_;  // re-indexes through it: outlives the reader
   std::unique_ptr<io::RandomAccessFile> file_;
   std::unique_ptr<IndexLookup> index_;
   ShardReaderOptions options_;
   std::optional<ShardDamage> damage_;
   uint64_t id_ = next_reader_id.fetch_add(1);  // names this reader in the thread caches
+  // The index re-built while reading (Realign): set once, then never changed.
+  mutable std::once_flag realign_once_;
+  mutable std::unique_ptr<RealignedIndex> realigned_;  // written inside realign_once_ only
+  mutable Status realign_error_;                       // likewise
+  mutable std::atomic<const RealignedIndex*> realigned_active_{nullptr};
+  const uint64_t realigned_id_ = next_reader_id.fetch_add(1);  // its name in the thread caches
 };
 
 std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const {
@@ -125,13 +156,14 @@ std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const Index
 
 // Checks the framed record at `framed` (header, payload, footer) against the index.
 Status ShardReaderImpl::CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                                    const char* framed) const {
+                                    const char* framed, bool* misplaced) const {
   uint64_t length = 0;
   HeaderCheck check = CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length);
-  if (check != HeaderCheck::kOk) {
-    return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
-  }
-  if (length != r.length) {
+  if (check != HeaderCheck::kOk || length != r.length) {
+    if (misplaced != nullptr) *misplaced = true;
+    if (check != HeaderCheck::kOk) {
+      return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
+    }
     return DataLoss(Where(i, r, f) + ": length " + std::to_string(length) +
                     " disagrees with the index (" + std::to_string(r.length) + ")");
   }
@@ -150,44 +182,95 @@ Status ShardReaderImpl::Locate(uint64_t i, IndexRecord* record, IndexFrame* fram
 }
 
 Status ShardReaderImpl::Read(uint64_t i, std::string* out) const {
+  if (i >= num_records()) {
+    return OutOfRange(path() + ": record " + std::to_string(i) + " out of range (" +
+                      std::to_string(num_records()) + " records)");
+  }
+  if (const RealignedIndex* realigned = this->realigned()) return ReadRealigned(*realigned, i, out);
+  bool misplaced = false;
+  Status s = ReadThrough(*index_, id_, i, i, out, &misplaced);
+  if (s.ok() || !Realigns(s, misplaced)) return s;
+  SLUICE_ASSIGN_OR_RETURN(const RealignedIndex* realigned, Realign(s));
+  return ReadRealigned(*realigned, i, out);
+}
+
+Status ShardReaderImpl::ReadThrough(const IndexLookup& index, uint64_t cache_id, uint64_t i,
+                                    uint64_t entry, std::string* out, bool* misplaced) const {
   IndexRecord r;
   IndexFrame f;
-  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
+  SLUICE_RETURN_IF_ERROR(index.Locate(entry, &r, &f));
   if (r.length > options_.max_record_bytes) {
     return ResourceExhausted(Where(i, r, f) + ": record length " + std::to_string(r.length) +
                              " exceeds max_record_bytes " +
                              std::to_string(options_.max_record_bytes));
   }
-  if (codec() == Codec::kNone) return ReadUncompressed(i, r, f, out);
-  SLUICE_ASSIGN_OR_RETURN(
-      ByteView frame,
-      DecodedFramePrefix(r.frame, f, r.offset_in_frame + r.length + kRecordOverheadBytes));
-  const char* framed = frame.data() + r.offset_in_frame;
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
+  if (codec() == Codec::kNone) return ReadUncompressed(i, r, f, out, misplaced);
+  Result<ByteView> frame = DecodedFramePrefix(cache_id, r.frame, f,
+                                              r.offset_in_frame + r.length + kRecordOverheadBytes);
+  if (!frame.ok()) {
+    *misplaced = true;
+    return frame.status();
+  }
+  const char* framed = frame->data() + r.offset_in_frame;
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed, misplaced));
   out->assign(framed + kRecordHeaderBytes, r.length);
   return Status::OK();
 }
 
+Result<const RealignedIndex*> ShardReaderImpl::Realign(const Status& failure) const {
+  std::call_once(realign_once_, [&] {
+    auto realigned = ReindexAndAlign(fs_, path(), *index_, failure,
+                                     SequentialReadOptions(options_),
+                                     std::max<uint64_t>(1, options_.chunk_bytes));
+    if (!realigned.ok()) {
+      realign_error_ = realigned.status();
+      return;
+    }
+    realigned_ = std::move(*realigned);
+    realigned_active_.store(realigned_.get(), std::memory_order_release);
+  });
+  if (realigned_ == nullptr) {
+    return Status(failure.code(), failure.message() + "; re-indexing the shard after it failed: " +
+                                      realign_error_.message());
+  }
+  return realigned_.get();
+}
+
+Status ShardReaderImpl::LostError(const RealignedIndex& realigned, uint64_t i) const {
+  return DataLoss(path() + ": record " + std::to_string(i) +
+                  " is lost: the shard holds no record for it: " + realigned.description);
+}
+
+Status ShardReaderImpl::ReadRealigned(const RealignedIndex& realigned, uint64_t i,
+                                      std::string* out) const {
+  const uint64_t record = realigned.map[i];
+  if (record == kPositionLost) return LostError(realigned, i);
+  bool misplaced = false;
+  return ReadThrough(*realigned.index, realigned_id_, i, record & ~kRecordMoved, out, &misplaced);
+}
+
 Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                                         std::string* out) const {
+                                         std::string* out, bool* misplaced) const {
   const uint64_t framed = r.length + kRecordOverheadBytes;
   if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
+    *misplaced = true;
     return DataLoss(Where(i, r, f) + ": the index places the record outside its frame");
   }
   const uint64_t at = f.file_offset + r.offset_in_frame;
   ByteView buffered = ReadAhead(i, at, framed);
   if (!buffered.empty()) {
-    SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, buffered.data()));
+    SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, buffered.data(), misplaced));
     out->assign(buffered.data() + kRecordHeaderBytes, r.length);
     return Status::OK();
   }
   out->resize(framed);
   SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(at, framed, out->data()));
   if (got.size() != framed) {
+    *misplaced = true;
     return DataLoss(Where(i, r, f) + ": truncated record (the shard ends " +
                     std::to_string(framed - got.size()) + " bytes early)");
   }
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, got.data()));
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, got.data(), misplaced));
   if (got.data() == out->data()) {
     out->erase(0, kRecordHeaderBytes);  // the file read straight into *out
     out->resize(r.length);
@@ -223,14 +306,14 @@ ByteView ShardReaderImpl::ReadAhead(uint64_t i, uint64_t at, uint64_t framed) co
 }
 
 // The first `need` bytes of frame `frame` decoded, from this thread's cache when possible.
-Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, const IndexFrame& f,
-                                                     uint64_t need) const {
+Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint64_t cache_id, uint32_t frame,
+                                                     const IndexFrame& f, uint64_t need) const {
   ThreadState& t = State();
-  if (t.reader_id != id_ || t.frame != frame || (t.data.size() < need && t.error.ok())) {
+  if (t.reader_id != cache_id || t.frame != frame || (t.data.size() < need && t.error.ok())) {
     t.reader_id = 0;  // invalid while decoding
     uint64_t target = f.uncompressed_bytes <= kWholeFrameBytes ? f.uncompressed_bytes : need;
     t.error = Decode(f, target, &t.data);
-    t.reader_id = id_;
+    t.reader_id = cache_id;
     t.frame = frame;
   }
   // Damage further on in the frame does not concern the records decoded before it: they are
@@ -340,16 +423,26 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
       SLUICE_RETURN_IF_ERROR(index_->Frame(uint64_t{chunk.first_frame} + j, &frames[j]));
     }
   }
-  SLUICE_RETURN_IF_ERROR(
-      DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out));
+  Status decoded = DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out);
+  out->record_offsets.clear();
+  if (!decoded.ok()) {
+    // Frames the index places where none decodes: under kRecover the shard is re-indexed and
+    // every record of the chunk is read through the realigned index (RecordInChunk).
+    if (!Realigns(decoded, true)) return decoded;
+    SLUICE_RETURN_IF_ERROR(Realign(decoded).status());
+    out->bytes.clear();
+    out->frame_starts.clear();
+    out->record_offsets.assign(chunk.records, kRecordFailedCheck);
+    return Status::OK();
+  }
   // Checks every record now, in index order (the index's lookups in order are cheap), so
   // that reading one later is a lookup: the CRC work moves to the decoding thread.
-  out->record_offsets.clear();
   if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads check instead
   out->record_offsets.reserve(chunk.records);
   // A record that fails is marked, and so are those from an index entry that cannot be read
   // (or a chunk beyond the index) on, whose walk error is dropped: a later read of such a
-  // record locates and checks it again and reports what is wrong.
+  // record locates and checks it again and reports what is wrong (and, when the index does
+  // not frame a record there, re-indexes the shard under kRecover).
   (void)index_->LocateRange(
       chunk.first_record, chunk.records,
       [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
@@ -379,26 +472,47 @@ bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame
 }
 
 Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,
-                                                const DecodedChunk& decoded) const {
+                                                const DecodedChunk& decoded,
+                                                std::string* scratch) const {
   if (i < chunk.first_record || i - chunk.first_record >= chunk.records) {
     return Internal(path() + ": record " + std::to_string(i) +
                     " is not in the chunk at file offset " + std::to_string(chunk.file_offset));
   }
   const uint64_t j = i - chunk.first_record;
-  if (j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck) {
+  const bool checked =
+      j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck;
+  const RealignedIndex* realigned = this->realigned();
+  if (realigned == nullptr) {
+    if (checked) {
+      const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
+      return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
+    }
+    IndexRecord r;
+    IndexFrame f;
+    SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
+    uint64_t begin = 0;
+    bool misplaced = false;
+    Status s;
+    if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
+      misplaced = true;
+      s = DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
+    } else {
+      s = CheckRecord(i, r, f, decoded.bytes.data() + begin, &misplaced);
+      if (s.ok()) return ByteView(decoded.bytes.data() + begin + kRecordHeaderBytes, r.length);
+    }
+    if (!Realigns(s, misplaced)) return s;
+    SLUICE_ASSIGN_OR_RETURN(realigned, Realign(s));
+  }
+  // Re-indexed: a record the chunk checked where the realigned index places it too is served
+  // from the chunk; one that moved is read where the data holds it.
+  const uint64_t record = realigned->map[i];
+  if (record == kPositionLost) return LostError(*realigned, i);
+  if (checked && (record & kRecordMoved) == 0) {
     const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
-    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
+    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));
   }
-  IndexRecord r;
-  IndexFrame f;
-  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
-  uint64_t begin = 0;
-  if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
-    return DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
-  }
-  const char* framed = decoded.bytes.data() + begin;
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
-  return ByteView(framed + kRecordHeaderBytes, r.length);
+  SLUICE_RETURN_IF_ERROR(ReadRealigned(*realigned, i, scratch));
+  return ByteView(*scratch);
 }
 
 // How many records `listed` (the shard's own index, which no longer matches it) had beyond
@@ -436,7 +550,7 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const
         NewInMemoryIndexLookup(std::move(recovered), std::max<uint64_t>(1, options.chunk_bytes));
   }
   return std::unique_ptr<ShardReader>(std::make_unique<ShardReaderImpl>(
-      std::move(file), std::move(opened.index), options, std::move(damage)));
+      fs, std::move(file), std::move(opened.index), options, std::move(damage)));
 }
 
 }  // namespace sluice::format
