@@ -237,7 +237,10 @@ def test_convert_jsonl_type_clash_skips_the_line(tmp_path):
 
 
 def files_of(directory):
-    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+    """The files of `directory` but the writer lock's entry (which every run advances)."""
+    if not directory.exists():
+        return []
+    return sorted(p.name for p in directory.iterdir() if not p.name.startswith(".sluice-lock"))
 
 
 def test_convert_strict_fails_at_the_first_skip_and_publishes_nothing(tmp_path, image_folder):
@@ -250,23 +253,22 @@ def test_convert_strict_fails_at_the_first_skip_and_publishes_nothing(tmp_path, 
     r = sluice("convert", "jsonl", src, out, check=0)  # the default: skip with a warning
     assert summary(r.stdout)["skipped"] == 2 and "warning" in r.stderr
     before = {name: (out / name).read_bytes() for name in files_of(out)}
-    for extra in ((), ("--overwrite",)):
-        r = sluice("convert", "jsonl", src, out, "--strict", *extra, check=1)
+    fresh = tmp_path / "fresh"
+    for target, extra in ((out, ("--overwrite",)), (fresh, ())):
+        r = sluice("convert", "jsonl", src, target, "--strict", *extra, check=1)
         assert (f"sluice: error: {src}:2: field \"x\" (float): integer 16777217 cannot be "
                 f"stored exactly") in r.stderr, r.stderr
         assert "--strict" in r.stderr and "nothing was published" in r.stderr
         assert "skipped" not in r.stderr.replace("a skipped input", "")
-        assert {name: (out / name).read_bytes() for name in files_of(out)} == before
-    fresh = tmp_path / "fresh"
-    sluice("convert", "jsonl", src, fresh, "--strict", "--shard-size", "4KB", check=1)
-    assert [f for f in files_of(fresh) if not f.startswith(".sluice-lock")] == []
+    assert {name: (out / name).read_bytes() for name in files_of(out)} == before
+    assert files_of(fresh) == []
 
     root, _, bad = image_folder
     images_out = tmp_path / "images_out"
     r = sluice("convert", "images", root, images_out, "--strict", "--threads", 2, check=1)
     assert f"sluice: error: {root / bad[0]}: " in r.stderr, r.stderr  # the first in order
     assert "nothing was published" in r.stderr
-    assert [f for f in files_of(images_out) if not f.startswith(".sluice-lock")] == []
+    assert files_of(images_out) == []
     for rel in bad:
         os.remove(root / rel)
     r = sluice("convert", "images", root, images_out, "--strict", check=0)
@@ -282,7 +284,7 @@ def test_convert_text_strict_is_on_error_raise(tmp_path):
     assert summary(r.stdout)["skipped"] == 1
     r = sluice("convert", "text", src, tmp_path / "strict", "--tokenizer", model, "--on-error",
                "skip", "--strict", check=1)
-    assert f"{src}" in r.stderr and ":2" in r.stderr and "UTF-8" in r.stderr, r.stderr
+    assert f"sluice: error: {src}: offset 14: line 2: invalid UTF-8" in r.stderr, r.stderr
     assert not (tmp_path / "strict" / "dataset.json").exists()
 
 
