@@ -36,23 +36,21 @@ std::vector<std::pair<uint64_t, uint64_t>> AlignedPairs(const IndexLookup& opene
     return Place{frames[r.frame].file_offset, r.offset_in_frame, r.length};
   };
   uint64_t j = 0;
-  (void)opened.LocateRange(
-      0, opened.num_records(), [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
-        const Place p{f.file_offset, r.offset_in_frame, r.length};
-        while (j < records.size() && Before(place_of(j), p)) ++j;
-        if (j < records.size() && Same(place_of(j), p)) aligned.emplace_back(i, j++);
-      });
+  (void)opened.LocateRange(0, opened.num_records(),
+                           [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
+                             const Place p{f.file_offset, r.offset_in_frame, r.length};
+                             while (j < records.size() && Before(place_of(j), p)) ++j;
+                             if (j < records.size() && Same(place_of(j), p))
+                               aligned.emplace_back(i, j++);
+                           });
   return aligned;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<RealignedIndex>> ReindexAndAlign(io::FileSystem* fs,
-                                                        const std::string& shard_path,
-                                                        const IndexLookup& opened,
-                                                        const Status& failure,
-                                                        const RecordReaderOptions& read_options,
-                                                        uint64_t chunk_bytes) {
+Result<std::unique_ptr<RealignedIndex>> ReindexAndAlign(
+    io::FileSystem* fs, const std::string& shard_path, const IndexLookup& opened,
+    const Status& failure, const RecordReaderOptions& read_options, uint64_t chunk_bytes) {
   auto out = std::make_unique<RealignedIndex>();
   SLUICE_ASSIGN_OR_RETURN(ShardIndex recovered,
                           ShardIndex::Recover(fs, shard_path, &out->lost, read_options));
@@ -73,8 +71,10 @@ Result<std::unique_ptr<RealignedIndex>> ReindexAndAlign(io::FileSystem* fs,
     j = aj + 1;
   }
   ShardDamage damage{failure, out->lost, out->lost_positions};
-  out->description = damage.Describe(records) + " (re-indexed from the data while reading: the "
-                     "index listed " + std::to_string(positions) + ")";
+  out->description = damage.Describe(records) +
+                     " (re-indexed from the data while reading: the "
+                     "index listed " +
+                     std::to_string(positions) + ")";
   if (out->unserved_records > 0) {
     out->description += "; " + std::to_string(out->unserved_records) +
                         " record(s) the index did not list are not served (the read's order "

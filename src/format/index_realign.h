@@ -43,11 +43,8 @@ struct RealignedIndex {
 
 // Re-indexes `shard_path` from its data and aligns `opened` with it. `failure` is the read
 // error that showed the index wrong (it heads the description).
-Result<std::unique_ptr<RealignedIndex>> ReindexAndAlign(io::FileSystem* fs,
-                                                        const std::string& shard_path,
-                                                        const IndexLookup& opened,
-                                                        const Status& failure,
-                                                        const RecordReaderOptions& read_options,
-                                                        uint64_t chunk_bytes);
+Result<std::unique_ptr<RealignedIndex>> ReindexAndAlign(
+    io::FileSystem* fs, const std::string& shard_path, const IndexLookup& opened,
+    const Status& failure, const RecordReaderOptions& read_options, uint64_t chunk_bytes);
 
 }  // namespace sluice::format

@@ -116,7 +116,9 @@ class ShardReaderImpl final : public ShardReader {
   // Re-indexes the shard once (the first failure's threads wait for it); later calls return
   // the same index, or the failure with why re-indexing failed.
   Result<const RealignedIndex*> Realign(const Status& failure) const;
-  const RealignedIndex* realigned() const { return realigned_active_.load(std::memory_order_acquire); }
+  const RealignedIndex* realigned() const {
+    return realigned_active_.load(std::memory_order_acquire);
+  }
   Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f, std::string* out,
                           bool* misplaced) const;
   // The framed record [at, at + framed) from this thread's read-ahead buffer, refilled from
@@ -205,8 +207,8 @@ Status ShardReaderImpl::ReadThrough(const IndexLookup& index, uint64_t cache_id,
                              std::to_string(options_.max_record_bytes));
   }
   if (codec() == Codec::kNone) return ReadUncompressed(i, r, f, out, misplaced);
-  Result<ByteView> frame = DecodedFramePrefix(cache_id, r.frame, f,
-                                              r.offset_in_frame + r.length + kRecordOverheadBytes);
+  Result<ByteView> frame =
+      DecodedFramePrefix(cache_id, r.frame, f, r.offset_in_frame + r.length + kRecordOverheadBytes);
   if (!frame.ok()) {
     *misplaced = true;
     return frame.status();
@@ -219,8 +221,7 @@ Status ShardReaderImpl::ReadThrough(const IndexLookup& index, uint64_t cache_id,
 
 Result<const RealignedIndex*> ShardReaderImpl::Realign(const Status& failure) const {
   std::call_once(realign_once_, [&] {
-    auto realigned = ReindexAndAlign(fs_, path(), *index_, failure,
-                                     SequentialReadOptions(options_),
+    auto realigned = ReindexAndAlign(fs_, path(), *index_, failure, SequentialReadOptions(options_),
                                      std::max<uint64_t>(1, options_.chunk_bytes));
     if (!realigned.ok()) {
       realign_error_ = realigned.status();
