@@ -139,8 +139,11 @@ TEST_P(ShardReindex, PositionWithoutARecordIsLostAndNamed) {
   }
 }
 
-TEST_P(ShardReindex, RecordSplitInTwoServesTheFirstAndSaysTheOtherIsNotServed) {
-  if (GetParam() != Codec::kNone) GTEST_SKIP() << "the alignment does not depend on the codec";
+// Cases where the codec changes nothing (the alignment) or cannot be made (a payload flip
+// under an intact header inside a zstd frame): uncompressed shards only.
+class ShardReindexUncompressed : public ShardReindex {};
+
+TEST_P(ShardReindexUncompressed, RecordSplitInTwoServesTheFirstAndSaysTheOtherIsNotServed) {
   const auto before = Payloads(10, {300});
   auto after = before;
   after[4] = before[4].substr(0, 100);  // 4 becomes two records of the same framed size
@@ -161,11 +164,10 @@ TEST_P(ShardReindex, RecordSplitInTwoServesTheFirstAndSaysTheOtherIsNotServed) {
   EXPECT_EQ(got[9], after[9]);
 }
 
-TEST_P(ShardReindex, DamagedPayloadUnderAnIntactHeaderIsThatRecordsErrorAlone) {
+TEST_P(ShardReindexUncompressed, DamagedPayloadUnderAnIntactHeaderIsThatRecordsErrorAlone) {
   const auto records = Payloads(20, {150});
   RecordWriterOptions o;
   o.codec = Codec::kNone;
-  if (GetParam() != Codec::kNone) GTEST_SKIP() << "a payload flip inside a zstd frame";
   ASSERT_TRUE(WriteShard(fs_.get(), path_, records, o).ok());
   std::string bytes = *fs_->ReadAll(path_);
   bytes[5 * (150 + 4 + 16) + 12 + 20] ^= 1;  // inside record 5's payload
@@ -179,6 +181,8 @@ TEST_P(ShardReindex, DamagedPayloadUnderAnIntactHeaderIsThatRecordsErrorAlone) {
   EXPECT_EQ(got, expected);
 }
 
+INSTANTIATE_TEST_SUITE_P(None, ShardReindexUncompressed, ::testing::Values(Codec::kNone),
+                         [](const auto& info) { return std::string(CodecName(info.param)); });
 INSTANTIATE_TEST_SUITE_P(Codecs, ShardReindex, ::testing::Values(Codec::kNone, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 
