@@ -16,6 +16,7 @@
 #include "format/index_directory.h"
 #include "format/index_open.h"
 #include "format/index_realign.h"
+#include "format/shard_reader_impl.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/format/shard_index.h"
 
@@ -68,86 +69,9 @@ ThreadState& State() {
 
 std::atomic<uint64_t> next_reader_id{1};
 
-class ShardReaderImpl final : public ShardReader {
- public:
-  ShardReaderImpl(io::FileSystem* fs, std::unique_ptr<io::RandomAccessFile> file,
-                  std::unique_ptr<IndexLookup> index, const ShardReaderOptions& options,
-                  std::optional<ShardDamage> damage)
-      : fs_(fs),
-        file_(std::move(file)),
-        index_(std::move(index)),
-        options_(options),
-        damage_(std::move(damage)) {}
+}  // namespace
 
-  const std::string& path() const override { return file_->path(); }
-  Codec codec() const override { return index_->codec(); }
-  uint64_t num_records() const override { return index_->num_records(); }
-  uint64_t file_bytes() const override { return file_->size(); }
-  const std::optional<ShardDamage>& damage() const override { return damage_; }
-  Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
-  Status Read(uint64_t i, std::string* out) const override;
-  const std::vector<ShardChunk>& chunks() const override { return index_->chunks(); }
-  uint32_t index_checksum() const override { return index_->checksum(); }
-  const io::RandomAccessFile& file() const override { return *file_; }
-  Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
-                     DecodedChunk* out) const override;
-  Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk, const DecodedChunk& decoded,
-                                 std::string* scratch) const override;
-  // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
-  bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
-                           const DecodedChunk& decoded, uint64_t* begin) const;
-
- private:
-  // Reads entry `entry` of `index` (this reader's own, or the realigned one; `cache_id`
-  // names it in the per-thread frame cache) as record i. *misplaced is set when the failure
-  // says the index frames no record there (a header that does not check or disagrees with
-  // the index, a record outside its frame or the file, a frame that does not decode), as
-  // opposed to a damaged payload under an intact header.
-  Status ReadThrough(const IndexLookup& index, uint64_t cache_id, uint64_t i, uint64_t entry,
-                     std::string* out, bool* misplaced) const;
-  // Record i once the shard was re-indexed: the recovered record mapped to position i.
-  Status ReadRealigned(const RealignedIndex& realigned, uint64_t i, std::string* out) const;
-  Status LostError(const RealignedIndex& realigned, uint64_t i) const;
-  // Whether a read that failed with `s` makes the reader re-index the shard.
-  bool Realigns(const Status& s, bool misplaced) const {
-    return misplaced && s.code() == StatusCode::kDataLoss &&
-           options_.on_damage == ShardDamagePolicy::kRecover;
-  }
-  // Re-indexes the shard once (the first failure's threads wait for it); later calls return
-  // the same index, or the failure with why re-indexing failed.
-  Result<const RealignedIndex*> Realign(const Status& failure) const;
-  const RealignedIndex* realigned() const {
-    return realigned_active_.load(std::memory_order_acquire);
-  }
-  Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f, std::string* out,
-                          bool* misplaced) const;
-  // The framed record [at, at + framed) from this thread's read-ahead buffer, refilled from
-  // `at` when the read goes forward; empty when it is not worth buffering.
-  ByteView ReadAhead(uint64_t i, uint64_t at, uint64_t framed) const;
-  Result<ByteView> DecodedFramePrefix(uint64_t cache_id, uint32_t frame, const IndexFrame& f,
-                                      uint64_t need) const;
-  Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
-  Status DecodeInto(const IndexFrame& frame, uint64_t need, std::string* out,
-                    size_t* produced) const;
-  Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
-                 size_t* produced) const;
-  Status CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f, const char* framed,
-                     bool* misplaced = nullptr) const;
-  std::string Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const;
-
-  io::FileSystem* const fs_;  // re-indexes through it: outlives the reader
-  std::unique_ptr<io::RandomAccessFile> file_;
-  std::unique_ptr<IndexLookup> index_;
-  ShardReaderOptions options_;
-  std::optional<ShardDamage> damage_;
-  uint64_t id_ = next_reader_id.fetch_add(1);  // names this reader in the thread caches
-  // The index re-built while reading (Realign): set once, then never changed.
-  mutable std::once_flag realign_once_;
-  mutable std::unique_ptr<RealignedIndex> realigned_;  // written inside realign_once_ only
-  mutable Status realign_error_;                       // likewise
-  mutable std::atomic<const RealignedIndex*> realigned_active_{nullptr};
-  const uint64_t realigned_id_ = next_reader_id.fetch_add(1);  // its name in the thread caches
-};
+uint64_t NewReaderId() { return next_reader_id.fetch_add(1); }
 
 std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const {
   std::string s = path() + ": record " + std::to_string(i);
@@ -415,106 +339,7 @@ Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need,
   return Status::OK();
 }
 
-Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
-                                    DecodedChunk* out) const {
-  std::vector<IndexFrame> frames;
-  if (codec() != Codec::kNone) {
-    frames.resize(chunk.frames);
-    for (uint32_t j = 0; j < chunk.frames; ++j) {
-      SLUICE_RETURN_IF_ERROR(index_->Frame(uint64_t{chunk.first_frame} + j, &frames[j]));
-    }
-  }
-  Status decoded = DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out);
-  out->record_offsets.clear();
-  if (!decoded.ok()) {
-    // Frames the index places where none decodes: under kRecover the shard is re-indexed and
-    // every record of the chunk is read through the realigned index (RecordInChunk).
-    if (!Realigns(decoded, true)) return decoded;
-    SLUICE_RETURN_IF_ERROR(Realign(decoded).status());
-    out->bytes.clear();
-    out->frame_starts.clear();
-    out->record_offsets.assign(chunk.records, kRecordFailedCheck);
-    return Status::OK();
-  }
-  // Checks every record now, in index order (the index's lookups in order are cheap), so
-  // that reading one later is a lookup: the CRC work moves to the decoding thread.
-  if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads check instead
-  out->record_offsets.reserve(chunk.records);
-  // A record that fails is marked, and so are those from an index entry that cannot be read
-  // (or a chunk beyond the index) on, whose walk error is dropped: a later read of such a
-  // record locates and checks it again and reports what is wrong (and, when the index does
-  // not frame a record there, re-indexes the shard under kRecover).
-  (void)index_->LocateRange(
-      chunk.first_record, chunk.records,
-      [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
-        uint64_t begin = 0;
-        const bool ok = RecordOffsetInChunk(r, f, chunk, *out, &begin) &&
-                        CheckRecord(i, r, f, out->bytes.data() + begin).ok();
-        out->record_offsets.push_back(ok ? static_cast<uint32_t>(begin) : kRecordFailedCheck);
-      });
-  out->record_offsets.resize(chunk.records, kRecordFailedCheck);
-  return Status::OK();
-}
-
-bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f,
-                                          const ShardChunk& chunk, const DecodedChunk& decoded,
-                                          uint64_t* begin) const {
-  const uint64_t frame = r.frame;
-  if (frame < chunk.first_frame || frame - chunk.first_frame >= chunk.frames) return false;
-  *begin = r.offset_in_frame;
-  if (codec() == Codec::kNone) {
-    *begin += f.file_offset - chunk.file_offset;
-  } else if (frame - chunk.first_frame < decoded.frame_starts.size()) {
-    *begin += decoded.frame_starts[frame - chunk.first_frame];
-  } else {
-    return false;
-  }
-  return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
-}
-
-Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,
-                                                const DecodedChunk& decoded,
-                                                std::string* scratch) const {
-  if (i < chunk.first_record || i - chunk.first_record >= chunk.records) {
-    return Internal(path() + ": record " + std::to_string(i) +
-                    " is not in the chunk at file offset " + std::to_string(chunk.file_offset));
-  }
-  const uint64_t j = i - chunk.first_record;
-  const bool checked =
-      j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck;
-  const RealignedIndex* realigned = this->realigned();
-  if (realigned == nullptr) {
-    if (checked) {
-      const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
-      return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
-    }
-    IndexRecord r;
-    IndexFrame f;
-    SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
-    uint64_t begin = 0;
-    bool misplaced = false;
-    Status s;
-    if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
-      misplaced = true;
-      s = DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
-    } else {
-      s = CheckRecord(i, r, f, decoded.bytes.data() + begin, &misplaced);
-      if (s.ok()) return ByteView(decoded.bytes.data() + begin + kRecordHeaderBytes, r.length);
-    }
-    if (!Realigns(s, misplaced)) return s;
-    SLUICE_ASSIGN_OR_RETURN(realigned, Realign(s));
-  }
-  // Re-indexed: a record the chunk checked where the realigned index places it too is served
-  // from the chunk; one that moved is read where the data holds it.
-  const uint64_t record = realigned->map[i];
-  if (record == kPositionLost) return LostError(*realigned, i);
-  if (checked && (record & kRecordMoved) == 0) {
-    const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
-    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));
-  }
-  SLUICE_RETURN_IF_ERROR(ReadRealigned(*realigned, i, scratch));
-  return ByteView(*scratch);
-}
+namespace {
 
 // How many records `listed` (the shard's own index, which no longer matches it) had beyond
 // those `recovered` holds: known only when the two agree on every recovered record (a shard
