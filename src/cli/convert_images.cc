@@ -25,6 +25,7 @@ struct ImagesOptions {
   size_t threads = ThreadPool::DefaultThreads();  // Default: the CPUs this process may use
   bool no_verify = false;                         // Default: decode every image to validate it
   ConvertJobFlags job;                            // under mpirun/srun
+  bool strict = false;                            // --strict: a skipped image fails the run
 };
 
 struct ImageFile {
@@ -153,6 +154,10 @@ Status WriteImages(const ImagesOptions& opts, io::FileSystem* fs, std::span<cons
       return false;
     }
     summary->bytes_in += c.bytes_in;
+    if (!c.skip_reason.empty() && opts.strict) {
+      status = StrictFailure(files[i].path, c.skip_reason);
+      return false;
+    }
     if (!c.skip_reason.empty()) {
       progress.Clear();
       std::fprintf(stderr, "sluice: skipped %s: %s\n", files[i].path.c_str(),
@@ -298,7 +303,7 @@ void AddConvertImagesCommand(CLI::App* convert, int* exit_code) {
       "is a tf.train.Example with image/encoded (the file's bytes), image/format, "
       "image/class/label, image/filename, image/height, image/width. Unreadable or "
       "undecodable files are reported and skipped; the exit code is then still 0, with a "
-      "warning line.");
+      "warning line (--strict: exit 1 instead, nothing published).");
   cmd->add_option("DIR", opts->dir, "the image folder")->required();
   cmd->add_option("OUT", opts->out, "output directory for shards and dataset.json")->required();
   AddOutputOptions(cmd, &opts->output);
@@ -308,6 +313,7 @@ void AddConvertImagesCommand(CLI::App* convert, int* exit_code) {
   cmd->add_flag("--no-verify-images", opts->no_verify,
                 "only read image headers instead of decoding every image");
   AddConvertJobFlags(cmd, &opts->job);
+  AddStrictFlag(cmd, &opts->strict);
   cmd->callback([opts, exit_code] { *exit_code = RunConvertImages(*opts); });
 }
 

@@ -77,6 +77,19 @@ void AddInputsAndOut(CLI::App* cmd, std::vector<std::string>* files, std::string
   });
 }
 
+void AddStrictFlag(CLI::App* cmd, bool* strict) {
+  cmd->add_flag("--strict", *strict,
+                "fail (exit 1, nothing published) at the first input that would be skipped, "
+                "naming it, instead of skipping it with a warning");
+}
+
+Status StrictFailure(const std::string& input, const std::string& reason) {
+  // Under mpirun/srun the task that meets it fails the job at once (a data error is not
+  // retried), and a failed job deletes its files: nothing is published there either.
+  return InvalidArgument(input + ": " + reason +
+                         " (--strict: a skipped input fails the run; nothing was published)");
+}
+
 void AddConvertJobFlags(CLI::App* cmd, ConvertJobFlags* f) {
   AddSchedulingFlags(cmd, &f->dist);
   RefuseKeyedJobFlags(cmd);

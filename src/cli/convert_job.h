@@ -33,6 +33,12 @@ Result<std::vector<dist::InputFile>> ExpandInputs(const std::vector<std::string>
 void AddInputsAndOut(CLI::App* command, std::vector<std::string>* files, std::string* out,
                      const std::string& what);
 
+// --strict: a convert that would skip an input (an unreadable image, a bad JSON line,
+// invalid UTF-8) fails instead, naming it, and publishes nothing (docs/cli.md, "Exit codes").
+void AddStrictFlag(CLI::App* command, bool* strict);
+// The error of a skip under --strict: "<input>: <reason> (--strict: ...)".
+Status StrictFailure(const std::string& input, const std::string& reason);
+
 struct ConvertJobFlags {
   DistFlags dist;
   std::string task_size = "auto";  // Default: auto (dist::AutoTaskBytes)

@@ -35,6 +35,7 @@ struct JsonlOptions {
   TokenizeFlags tokenize;           // with --tokenizer: `tokens` replaces the text field
   OutputOptions output;
   ConvertJobFlags job;  // under mpirun/srun
+  bool strict = false;  // --strict: a line that would be skipped fails the run
 };
 
 // One JSON number: integers keep their exact value (a double would round those past 2^53).
@@ -362,7 +363,7 @@ Status CheckUtf8(const JsonlOptions& opts, const std::string& file, std::string_
   std::optional<size_t> bad = text::FindInvalidUtf8(line);
   if (!bad) return Status::OK();
   Status error = text::InvalidUtf8Error(file, offset, line_number, line, *bad);
-  if (opts.tokenize.on_error != "skip") return error;
+  if (opts.tokenize.on_error != "skip" || opts.strict) return error;  // --strict: raise
   std::fprintf(stderr, "sluice: skipped %s:%llu: invalid UTF-8\n", file.c_str(),
                static_cast<unsigned long long>(line_number));
   *skip = true;
@@ -396,6 +397,9 @@ Status ConvertLines(const JsonlOptions& opts, const std::string& file, JsonlConv
       }
     }
     Status s = converter->Convert(line, lines->line_number(), &example, &text);
+    if (!s.ok() && opts.strict) {
+      return StrictFailure(file + ":" + std::to_string(lines->line_number()), s.message());
+    }
     if (!s.ok()) {
       progress.Clear();
       std::fprintf(stderr, "sluice: skipped %s:%llu: %s\n", file.c_str(),
@@ -607,13 +611,15 @@ void AddConvertJsonlCommand(CLI::App* convert, int* exit_code) {
       "Each line becomes a tf.train.Example: the text field as bytes; other fields as string "
       "-> bytes, integer/bool -> int64, float -> float, arrays -> lists. Objects and null are "
       "left out (noted in the summary). A bad line is reported with its number and skipped; "
-      "the exit code is then still 0, with a warning line.");
+      "the exit code is then still 0, with a warning line (--strict: exit 1 instead, nothing "
+      "published).");
   AddInputsAndOut(cmd, &opts->files, &opts->out, ".jsonl files");
   cmd->add_option("--text-field", opts->text_field, "field holding each record's text")
       ->capture_default_str();
   AddTokenizeFlags(cmd, &opts->tokenize);
   AddOutputOptions(cmd, &opts->output);
   AddConvertJobFlags(cmd, &opts->job);
+  AddStrictFlag(cmd, &opts->strict);
   cmd->callback([opts, exit_code] { *exit_code = RunConvertJsonl(*opts); });
 }
 

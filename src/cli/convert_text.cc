@@ -18,6 +18,7 @@ struct TextOptions {
   TokenizeFlags tokenize;
   OutputOptions output;
   ConvertJobFlags job;  // under mpirun/srun
+  bool strict = false;  // --strict: the same as --on-error raise (UTF-8 is the only skip)
 
   text::TextUnit unit() const {
     return paragraphs ? text::TextUnit::kParagraph : text::TextUnit::kLine;
@@ -125,7 +126,8 @@ void AddConvertTextCommand(CLI::App* convert, int* exit_code) {
   cmd->footer(
       "Each document becomes a tf.train.Example with int64 feature `tokens` (and bytes `text` "
       "with --keep-text), or one document of the token cache with --token-cache. Invalid "
-      "UTF-8 stops the run naming the line (--on-error raise) or is reported and skipped. "
+      "UTF-8 stops the run naming the line (--on-error raise, or --strict) or is reported and "
+      "skipped. "
       "Several FILEs or quoted globs are read in order; under mpirun/srun the files (and line "
       "ranges of large ones) are the tasks of one job (docs/dist.md).");
   AddInputsAndOut(cmd, &opts->files, &opts->out, "text files");
@@ -135,7 +137,11 @@ void AddConvertTextCommand(CLI::App* convert, int* exit_code) {
   cmd->get_option("--tokenizer")->required();
   AddOutputOptions(cmd, &opts->output);
   AddConvertJobFlags(cmd, &opts->job);
-  cmd->callback([opts, exit_code] { *exit_code = RunConvertText(*opts); });
+  AddStrictFlag(cmd, &opts->strict);
+  cmd->callback([opts, exit_code] {
+    if (opts->strict) opts->tokenize.on_error = "raise";  // invalid UTF-8 is the only skip
+    *exit_code = RunConvertText(*opts);
+  });
 }
 
 }  // namespace sluice::cli

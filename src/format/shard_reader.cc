@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <mutex>
 
 #include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/index_directory.h"
 #include "format/index_open.h"
+#include "format/index_realign.h"
+#include "format/shard_reader_impl.h"
 #include "sluice/base/crc32c.h"
 #include "sluice/format/shard_index.h"
 
@@ -66,55 +69,9 @@ ThreadState& State() {
 
 std::atomic<uint64_t> next_reader_id{1};
 
-class ShardReaderImpl final : public ShardReader {
- public:
-  ShardReaderImpl(std::unique_ptr<io::RandomAccessFile> file, std::unique_ptr<IndexLookup> index,
-                  const ShardReaderOptions& options, std::optional<ShardDamage> damage)
-      : file_(std::move(file)),
-        index_(std::move(index)),
-        options_(options),
-        damage_(std::move(damage)) {}
+}  // namespace
 
-  const std::string& path() const override { return file_->path(); }
-  Codec codec() const override { return index_->codec(); }
-  uint64_t num_records() const override { return index_->num_records(); }
-  uint64_t file_bytes() const override { return file_->size(); }
-  const std::optional<ShardDamage>& damage() const override { return damage_; }
-  Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
-  Status Read(uint64_t i, std::string* out) const override;
-  const std::vector<ShardChunk>& chunks() const override { return index_->chunks(); }
-  uint32_t index_checksum() const override { return index_->checksum(); }
-  const io::RandomAccessFile& file() const override { return *file_; }
-  Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
-                     DecodedChunk* out) const override;
-  Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
-                                 const DecodedChunk& decoded) const override;
-  // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
-  bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
-                           const DecodedChunk& decoded, uint64_t* begin) const;
-
- private:
-  Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                          std::string* out) const;
-  // The framed record [at, at + framed) from this thread's read-ahead buffer, refilled from
-  // `at` when the read goes forward; empty when it is not worth buffering.
-  ByteView ReadAhead(uint64_t i, uint64_t at, uint64_t framed) const;
-  Result<ByteView> DecodedFramePrefix(uint32_t frame, const IndexFrame& f, uint64_t need) const;
-  Status Decode(const IndexFrame& frame, uint64_t need, std::string* out) const;
-  Status DecodeInto(const IndexFrame& frame, uint64_t need, std::string* out,
-                    size_t* produced) const;
-  Status Inflate(const IndexFrame& frame, ByteView in, uint64_t need, std::string* out,
-                 size_t* produced) const;
-  Status CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                     const char* framed) const;
-  std::string Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const;
-
-  std::unique_ptr<io::RandomAccessFile> file_;
-  std::unique_ptr<IndexLookup> index_;
-  ShardReaderOptions options_;
-  std::optional<ShardDamage> damage_;
-  uint64_t id_ = next_reader_id.fetch_add(1);  // names this reader in the thread caches
-};
+uint64_t NewReaderId() { return next_reader_id.fetch_add(1); }
 
 std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const IndexFrame& f) const {
   std::string s = path() + ": record " + std::to_string(i);
@@ -125,13 +82,14 @@ std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const Index
 
 // Checks the framed record at `framed` (header, payload, footer) against the index.
 Status ShardReaderImpl::CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                                    const char* framed) const {
+                                    const char* framed, bool* misplaced) const {
   uint64_t length = 0;
   HeaderCheck check = CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length);
-  if (check != HeaderCheck::kOk) {
-    return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
-  }
-  if (length != r.length) {
+  if (check != HeaderCheck::kOk || length != r.length) {
+    if (misplaced != nullptr) *misplaced = true;
+    if (check != HeaderCheck::kOk) {
+      return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
+    }
     return DataLoss(Where(i, r, f) + ": length " + std::to_string(length) +
                     " disagrees with the index (" + std::to_string(r.length) + ")");
   }
@@ -150,44 +108,94 @@ Status ShardReaderImpl::Locate(uint64_t i, IndexRecord* record, IndexFrame* fram
 }
 
 Status ShardReaderImpl::Read(uint64_t i, std::string* out) const {
+  if (i >= num_records()) {
+    return OutOfRange(path() + ": record " + std::to_string(i) + " out of range (" +
+                      std::to_string(num_records()) + " records)");
+  }
+  if (const RealignedIndex* realigned = this->realigned()) return ReadRealigned(*realigned, i, out);
+  bool misplaced = false;
+  Status s = ReadThrough(*index_, id_, i, i, out, &misplaced);
+  if (s.ok() || !Realigns(s, misplaced)) return s;
+  SLUICE_ASSIGN_OR_RETURN(const RealignedIndex* realigned, Realign(s));
+  return ReadRealigned(*realigned, i, out);
+}
+
+Status ShardReaderImpl::ReadThrough(const IndexLookup& index, uint64_t cache_id, uint64_t i,
+                                    uint64_t entry, std::string* out, bool* misplaced) const {
   IndexRecord r;
   IndexFrame f;
-  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
+  SLUICE_RETURN_IF_ERROR(index.Locate(entry, &r, &f));
   if (r.length > options_.max_record_bytes) {
     return ResourceExhausted(Where(i, r, f) + ": record length " + std::to_string(r.length) +
                              " exceeds max_record_bytes " +
                              std::to_string(options_.max_record_bytes));
   }
-  if (codec() == Codec::kNone) return ReadUncompressed(i, r, f, out);
-  SLUICE_ASSIGN_OR_RETURN(
-      ByteView frame,
-      DecodedFramePrefix(r.frame, f, r.offset_in_frame + r.length + kRecordOverheadBytes));
-  const char* framed = frame.data() + r.offset_in_frame;
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
+  if (codec() == Codec::kNone) return ReadUncompressed(i, r, f, out, misplaced);
+  Result<ByteView> frame =
+      DecodedFramePrefix(cache_id, r.frame, f, r.offset_in_frame + r.length + kRecordOverheadBytes);
+  if (!frame.ok()) {
+    *misplaced = true;
+    return frame.status();
+  }
+  const char* framed = frame->data() + r.offset_in_frame;
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed, misplaced));
   out->assign(framed + kRecordHeaderBytes, r.length);
   return Status::OK();
 }
 
+Result<const RealignedIndex*> ShardReaderImpl::Realign(const Status& failure) const {
+  std::call_once(realign_once_, [&] {
+    auto realigned = ReindexAndAlign(fs_, path(), *index_, failure, SequentialReadOptions(options_),
+                                     std::max<uint64_t>(1, options_.chunk_bytes));
+    if (!realigned.ok()) {
+      realign_error_ = realigned.status();
+      return;
+    }
+    realigned_ = std::move(*realigned);
+    realigned_active_.store(realigned_.get(), std::memory_order_release);
+  });
+  if (realigned_ == nullptr) {
+    return Status(failure.code(), failure.message() + "; re-indexing the shard after it failed: " +
+                                      realign_error_.message());
+  }
+  return realigned_.get();
+}
+
+Status ShardReaderImpl::LostError(const RealignedIndex& realigned, uint64_t i) const {
+  return DataLoss(path() + ": record " + std::to_string(i) +
+                  " is lost: the shard holds no record for it: " + realigned.description);
+}
+
+Status ShardReaderImpl::ReadRealigned(const RealignedIndex& realigned, uint64_t i,
+                                      std::string* out) const {
+  const uint64_t record = realigned.map[i];
+  if (record == kPositionLost) return LostError(realigned, i);
+  bool misplaced = false;
+  return ReadThrough(*realigned.index, realigned_id_, i, record & ~kRecordMoved, out, &misplaced);
+}
+
 Status ShardReaderImpl::ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f,
-                                         std::string* out) const {
+                                         std::string* out, bool* misplaced) const {
   const uint64_t framed = r.length + kRecordOverheadBytes;
   if (r.offset_in_frame + framed > f.file_bytes) {  // frames lie within the checked file size
+    *misplaced = true;
     return DataLoss(Where(i, r, f) + ": the index places the record outside its frame");
   }
   const uint64_t at = f.file_offset + r.offset_in_frame;
   ByteView buffered = ReadAhead(i, at, framed);
   if (!buffered.empty()) {
-    SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, buffered.data()));
+    SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, buffered.data(), misplaced));
     out->assign(buffered.data() + kRecordHeaderBytes, r.length);
     return Status::OK();
   }
   out->resize(framed);
   SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(at, framed, out->data()));
   if (got.size() != framed) {
+    *misplaced = true;
     return DataLoss(Where(i, r, f) + ": truncated record (the shard ends " +
                     std::to_string(framed - got.size()) + " bytes early)");
   }
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, got.data()));
+  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, got.data(), misplaced));
   if (got.data() == out->data()) {
     out->erase(0, kRecordHeaderBytes);  // the file read straight into *out
     out->resize(r.length);
@@ -223,14 +231,14 @@ ByteView ShardReaderImpl::ReadAhead(uint64_t i, uint64_t at, uint64_t framed) co
 }
 
 // The first `need` bytes of frame `frame` decoded, from this thread's cache when possible.
-Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint32_t frame, const IndexFrame& f,
-                                                     uint64_t need) const {
+Result<ByteView> ShardReaderImpl::DecodedFramePrefix(uint64_t cache_id, uint32_t frame,
+                                                     const IndexFrame& f, uint64_t need) const {
   ThreadState& t = State();
-  if (t.reader_id != id_ || t.frame != frame || (t.data.size() < need && t.error.ok())) {
+  if (t.reader_id != cache_id || t.frame != frame || (t.data.size() < need && t.error.ok())) {
     t.reader_id = 0;  // invalid while decoding
     uint64_t target = f.uncompressed_bytes <= kWholeFrameBytes ? f.uncompressed_bytes : need;
     t.error = Decode(f, target, &t.data);
-    t.reader_id = id_;
+    t.reader_id = cache_id;
     t.frame = frame;
   }
   // Damage further on in the frame does not concern the records decoded before it: they are
@@ -331,75 +339,7 @@ Status ShardReaderImpl::Inflate(const IndexFrame& f, ByteView in, uint64_t need,
   return Status::OK();
 }
 
-Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
-                                    DecodedChunk* out) const {
-  std::vector<IndexFrame> frames;
-  if (codec() != Codec::kNone) {
-    frames.resize(chunk.frames);
-    for (uint32_t j = 0; j < chunk.frames; ++j) {
-      SLUICE_RETURN_IF_ERROR(index_->Frame(uint64_t{chunk.first_frame} + j, &frames[j]));
-    }
-  }
-  SLUICE_RETURN_IF_ERROR(
-      DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out));
-  // Checks every record now, in index order (the index's lookups in order are cheap), so
-  // that reading one later is a lookup: the CRC work moves to the decoding thread.
-  out->record_offsets.clear();
-  if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads check instead
-  out->record_offsets.reserve(chunk.records);
-  // A record that fails is marked, and so are those from an index entry that cannot be read
-  // (or a chunk beyond the index) on, whose walk error is dropped: a later read of such a
-  // record locates and checks it again and reports what is wrong.
-  (void)index_->LocateRange(
-      chunk.first_record, chunk.records,
-      [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
-        uint64_t begin = 0;
-        const bool ok = RecordOffsetInChunk(r, f, chunk, *out, &begin) &&
-                        CheckRecord(i, r, f, out->bytes.data() + begin).ok();
-        out->record_offsets.push_back(ok ? static_cast<uint32_t>(begin) : kRecordFailedCheck);
-      });
-  out->record_offsets.resize(chunk.records, kRecordFailedCheck);
-  return Status::OK();
-}
-
-bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f,
-                                          const ShardChunk& chunk, const DecodedChunk& decoded,
-                                          uint64_t* begin) const {
-  const uint64_t frame = r.frame;
-  if (frame < chunk.first_frame || frame - chunk.first_frame >= chunk.frames) return false;
-  *begin = r.offset_in_frame;
-  if (codec() == Codec::kNone) {
-    *begin += f.file_offset - chunk.file_offset;
-  } else if (frame - chunk.first_frame < decoded.frame_starts.size()) {
-    *begin += decoded.frame_starts[frame - chunk.first_frame];
-  } else {
-    return false;
-  }
-  return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
-}
-
-Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,
-                                                const DecodedChunk& decoded) const {
-  if (i < chunk.first_record || i - chunk.first_record >= chunk.records) {
-    return Internal(path() + ": record " + std::to_string(i) +
-                    " is not in the chunk at file offset " + std::to_string(chunk.file_offset));
-  }
-  const uint64_t j = i - chunk.first_record;
-  if (j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck) {
-    const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
-    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
-  }
-  IndexRecord r;
-  IndexFrame f;
-  SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
-  uint64_t begin = 0;
-  if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
-    return DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
-  }
-  const char* framed = decoded.bytes.data() + begin;
-  SLUICE_RETURN_IF_ERROR(CheckRecord(i, r, f, framed));
-  return ByteView(framed + kRecordHeaderBytes, r.length);
-}
+namespace {
 
 // How many records `listed` (the shard's own index, which no longer matches it) had beyond
 // those `recovered` holds: known only when the two agree on every recovered record (a shard
@@ -436,7 +376,7 @@ Result<std::unique_ptr<ShardReader>> ShardReader::Open(io::FileSystem* fs, const
         NewInMemoryIndexLookup(std::move(recovered), std::max<uint64_t>(1, options.chunk_bytes));
   }
   return std::unique_ptr<ShardReader>(std::make_unique<ShardReaderImpl>(
-      std::move(file), std::move(opened.index), options, std::move(damage)));
+      fs, std::move(file), std::move(opened.index), options, std::move(damage)));
 }
 
 }  // namespace sluice::format

@@ -73,8 +73,9 @@ class ShardSource final : public RecordSource {
     return readers_.at(shard)->DecodeChunk(chunk, std::move(fetched), out);
   }
   Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index, const format::ShardChunk& chunk,
-                               const format::DecodedChunk& decoded, std::string*) const override {
-    return readers_.at(shard)->RecordInChunk(index, chunk, decoded);
+                               const format::DecodedChunk& decoded,
+                               std::string* scratch) const override {
+    return readers_.at(shard)->RecordInChunk(index, chunk, decoded, scratch);
   }
 
  private:

@@ -146,6 +146,84 @@ def test_index_recover_keeps_the_good_prefix_of_a_truncated_shard(tmp_path):
         run("verify", shard, check=0)
 
 
+# --- a stale index that passes the checks at open (item 6, audit follow-up) -------------
+
+def stale_index_shard(tmp_path, codec, old, new, name="s"):
+    """A shard holding `new` under the index written for `old` (same file size): a shard
+    rewritten in place whose .idx was kept."""
+    shard = tmp_path / f"{name}.tfrecord"
+    sluice.write_records(str(shard), old, codec=codec)
+    old_index = (tmp_path / f"{name}.tfrecord.idx").read_bytes()
+    old_size = shard.stat().st_size
+    for _ in range(20):  # zstd: the last record grows or shrinks until the sizes agree
+        sluice.write_records(str(shard), new, codec=codec)
+        delta = old_size - shard.stat().st_size
+        if delta == 0:
+            break
+        new[-1] = new[-1] + os.urandom(delta) if delta > 0 else new[-1][:delta]
+    assert shard.stat().st_size == old_size  # what the checks at open compare
+    (tmp_path / f"{name}.tfrecord.idx").write_bytes(old_index)
+    return shard
+
+
+def payloads(n, sizes):
+    """`n` records of incompressible bytes (zstd stores them raw: the same compressed size in
+    any order), record i starting with its number."""
+    rng = np.random.default_rng(5)
+    return [b"%03d" % i + rng.bytes(sizes[i % len(sizes)]) for i in range(n)]
+
+
+def read_all(shard, order, read_on_error=None, **options):
+    """Records of `shard` in order ("none") or the chunk-aware shuffle, and the read stats."""
+    ds = sluice.read(str(shard), chunk_bytes=2048, on_error=read_on_error)
+    if order == "chunks":
+        ds = ds.shuffle(seed=4, window_chunks=2, lanes=1)
+    it = ds.iterator(**options)
+    got = [bytes(e["record"]) for e in it]
+    return got, it.stats()["stages"][0]
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+@pytest.mark.parametrize("order", ["none", "chunks"])
+def test_stale_index_with_records_swapped_serves_every_record_under_skip(tmp_path, codec, order):
+    """Records 2 and 3 swapped (different lengths, same file size, same first and last
+    record) under the old .idx: every record is intact and must be read, none twice."""
+    old = payloads(40, (100, 300, 170))
+    new = old[:2] + [old[3], old[2]] + old[4:]
+    shard = stale_index_shard(tmp_path, codec, old, new)
+    got, stats = read_all(shard, order, on_error="skip")
+    if order == "none":
+        assert got == new
+    else:
+        assert sorted(got) == sorted(new) and len(set(got)) == len(new)
+    assert stats["skipped"] == 0
+    # The read's policy raise: the first record the index misplaces is the error.
+    with pytest.raises(sluice.DataLossError, match="index"):
+        read_all(shard, order, read_on_error="raise")
+    # The read's policy left to the iterator: every record is intact, so even an iterator
+    # that raises reads them all (a position left without a record would raise).
+    assert sorted(read_all(shard, order)[0]) == sorted(new)
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_stale_index_positions_without_a_record_are_reported_lost(tmp_path, codec):
+    """Records 5 and 6 merged into one of the same framed size: the order (built on the
+    index's 20 records) has a position with no record: it is skipped and quarantined by
+    number, every record the shard holds is read."""
+    old = payloads(20, (200,))
+    merged = old[5] + os.urandom(len(old[6]) + 16)  # + the 16 bytes of framing it saves
+    new = old[:5] + [merged] + old[7:]
+    shard = stale_index_shard(tmp_path, codec, old, new)
+    q = tmp_path / "q.tsv"
+    got, stats = read_all(shard, "none", on_error="quarantine", quarantine_path=str(q))
+    assert got == new
+    assert stats["skipped"] == 1 and stats["quarantined"] == 1
+    path, index, stage, message = q.read_text().splitlines()[0].split("\t")
+    assert path.endswith(shard.name) and index == "6" and stage == "read", (index, message)
+    assert "record 6 is lost" in message and "19 intact record(s)" in message, message
+    assert "the index listed 20" in message, message
+
+
 # --- positional reads by default, mapping on request (item 9) ---------------------------
 
 def test_read_indexes_a_shard_without_idx_by_positional_reads_or_mapped(tmp_path):

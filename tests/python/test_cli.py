@@ -236,6 +236,58 @@ def test_convert_jsonl_type_clash_skips_the_line(tmp_path):
     assert summary(r.stdout)["records"] == 2
 
 
+def files_of(directory):
+    """The files of `directory` but the writer lock's entry (which every run advances)."""
+    if not directory.exists():
+        return []
+    return sorted(p.name for p in directory.iterdir() if not p.name.startswith(".sluice-lock"))
+
+
+def test_convert_strict_fails_at_the_first_skip_and_publishes_nothing(tmp_path, image_folder):
+    """--strict: the input that would be skipped fails the run (exit 1) naming it; the run's
+    files are gone and a dataset already in OUT is untouched. Without it: skipped, exit 0."""
+    src = tmp_path / "data.jsonl"
+    src.write_text('{"text": "a", "x": 0.5}\n{"text": "b", "x": 16777217}\n'
+                   '{"text": "c", "x": "bad"}\n{"text": "d", "x": 2}\n')
+    out = tmp_path / "out"
+    r = sluice("convert", "jsonl", src, out, check=0)  # the default: skip with a warning
+    assert summary(r.stdout)["skipped"] == 2 and "warning" in r.stderr
+    before = {name: (out / name).read_bytes() for name in files_of(out)}
+    fresh = tmp_path / "fresh"
+    for target, extra in ((out, ("--overwrite",)), (fresh, ())):
+        r = sluice("convert", "jsonl", src, target, "--strict", *extra, check=1)
+        assert (f"sluice: error: {src}:2: field \"x\" (float): integer 16777217 cannot be "
+                f"stored exactly") in r.stderr, r.stderr
+        assert "--strict" in r.stderr and "nothing was published" in r.stderr
+        assert "skipped" not in r.stderr.replace("a skipped input", "")
+    assert {name: (out / name).read_bytes() for name in files_of(out)} == before
+    assert files_of(fresh) == []
+
+    root, _, bad = image_folder
+    images_out = tmp_path / "images_out"
+    r = sluice("convert", "images", root, images_out, "--strict", "--threads", 2, check=1)
+    assert f"sluice: error: {root / bad[0]}: " in r.stderr, r.stderr  # the first in order
+    assert "nothing was published" in r.stderr
+    assert files_of(images_out) == []
+    for rel in bad:
+        os.remove(root / rel)
+    r = sluice("convert", "images", root, images_out, "--strict", check=0)
+    assert summary(r.stdout)["skipped"] == 0
+
+
+def test_convert_text_strict_is_on_error_raise(tmp_path):
+    model = os.path.join(ROOT, "tests", "data", "text", "kernel_docs_unigram400.model")
+    src = tmp_path / "t.txt"
+    src.write_bytes(b"good line\nbad \xff line\nlast\n")
+    out = tmp_path / "out"
+    r = sluice("convert", "text", src, out, "--tokenizer", model, "--on-error", "skip", check=0)
+    assert summary(r.stdout)["skipped"] == 1
+    r = sluice("convert", "text", src, tmp_path / "strict", "--tokenizer", model, "--on-error",
+               "skip", "--strict", check=1)
+    assert f"sluice: error: {src}: offset 14: line 2: invalid UTF-8" in r.stderr, r.stderr
+    assert not (tmp_path / "strict" / "dataset.json").exists()
+
+
 def test_small_shard_size_rolls_into_named_indexed_shards(tmp_path):
     src = tmp_path / "data.jsonl"
     src.write_text("".join(json.dumps({"text": f"line {i} " + "x" * (150 + i % 50), "i": i}) +

@@ -49,7 +49,7 @@ def test_exact_remainder_drops_or_repeats_a_sample(tmp_path):
         ds.shard(0, 2, remainder="even")
 
 
-def test_state_of_another_dataset_with_equal_counts_restores(tmp_path):
+def test_state_of_another_dataset_with_equal_counts_is_refused(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     a = sluice.read(write(tmp_path / "a", "zstd")).shuffle(seed=2).batch(8)

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -125,13 +126,21 @@ def test_crash_at_every_publication_step_leaves_nothing_or_the_whole_dataset(tmp
     plan += [("write", k) for k in sorted(rng.sample(range(1, counts["write"] + 1),
                                                      min(counts["write"], 8 * SCALE)))]
     outcomes = {"absent": 0, "complete": 0}
+    points = {}  # operation -> crash points tried
     for i, (op, k) in enumerate(plan):
         out = tmp_path / f"out{i}"
         r = run(*convert_args(src, out), env={"SLUICE_FAULT_INJECTION": f"crash:{op}:{k}"})
         assert r.returncode == -signal.SIGKILL, (op, k, r.returncode, r.stderr)
         check_after_crash(out, convert_args(src, out), expected, outcomes, f"crash:{op}:{k}")
-    print(f"\ncrash points {len(plan)} (operations {counts}): dataset absent "
+        points[op] = points.get(op, 0) + 1
+    print(f"\ncrash points {len(plan)}, per operation {points} (of {counts}): dataset absent "
           f"{outcomes['absent']}, complete {outcomes['complete']}")
+    # Every publishing operation was a crash point: each file moved to its name happens in
+    # its close (no rename at the end: docs/manifest.md, "Commit point"), so the closes are
+    # the renames of the issue's "at every rename".
+    for op in ("mkdir", "create", "close", "rename", "put", "delete"):
+        assert points.get(op, 0) == counts[op], (op, points, counts)
+    assert counts["rename"] == 0 and counts["close"] >= counts["create"] - 1, counts
     assert outcomes["absent"] > 0 and outcomes["complete"] > 0
 
 
@@ -256,6 +265,48 @@ def test_verify_reports_leftovers_and_clean_removes_them(tmp_path):
     assert "the published dataset is untouched" in r.stdout
     assert stray_files(out) == set()
     assert_complete(out, list(range(300)), leftovers_allowed=False)
+
+
+def test_crash_at_every_step_of_an_overwrite_leaves_the_old_or_the_new_dataset(tmp_path):
+    """`convert --overwrite` of an existing dataset stopped before each publishing operation
+    (and a sample of writes): the directory holds the complete old dataset or the complete
+    new one (verify clean), never a mix; a rerun succeeds."""
+    old_src = write_jsonl(tmp_path / "old.jsonl", 400)
+    new_src = write_jsonl(tmp_path / "new.jsonl", 300, start=5000)
+    old, new = list(range(400)), list(range(5000, 5300))
+    base = tmp_path / "base"
+    run(*convert_args(old_src, base), check=0)
+    counted = tmp_path / "counted"
+    shutil.copytree(base, counted)
+    r = run(*convert_args(new_src, counted, "--overwrite"),
+            env={"SLUICE_FAULT_INJECTION": "count"}, check=0)
+    counts = dict((k, int(v)) for k, v in
+                  (item.split() for item in FAULT_COUNTS.search(r.stderr).group(1).split(", ")))
+    # dataset.json is replaced by a write closed into place (no rename operation); the
+    # replaced dataset's files are deleted after the commit
+    assert counts["rename"] == 0 and counts["delete"] >= 2, counts
+    rng = random.Random(17)
+    plan = [(op, k) for op in ("mkdir", "create", "close", "rename", "put", "delete")
+            for k in range(1, counts[op] + 1)]
+    plan += [("write", k) for k in sorted(rng.sample(range(1, counts["write"] + 1),
+                                                     min(counts["write"], 6 * SCALE)))]
+    outcomes = {"old": 0, "new": 0}
+    for i, (op, k) in enumerate(plan):
+        out = tmp_path / f"out{i}"
+        shutil.copytree(base, out)
+        r = run(*convert_args(new_src, out, "--overwrite"),
+                env={"SLUICE_FAULT_INJECTION": f"crash:{op}:{k}"})
+        assert r.returncode == -signal.SIGKILL, (op, k, r.returncode, r.stderr)
+        v = run("verify", out)
+        assert v.returncode == 0 and "no faults" in v.stdout, (op, k, v.stdout + v.stderr)
+        got = numbers(out)
+        assert got in (old, new), (op, k, got[:3], len(got))  # never a mix
+        outcomes["old" if got == old else "new"] += 1
+        run(*convert_args(new_src, out, "--overwrite"), check=0)
+        assert numbers(out) == new and stray_files(out) == set(), (op, k, stray_files(out))
+    print(f"\noverwrite crash points {len(plan)} (operations {counts}): old dataset "
+          f"{outcomes['old']}, new dataset {outcomes['new']}, mixed 0")
+    assert outcomes["old"] > 0 and outcomes["new"] > 0
 
 
 def test_overwrite_replaces_the_dataset_and_its_files(tmp_path):

@@ -94,7 +94,10 @@ using IndexEntryVisitor =
 enum class ShardDamagePolicy {
   kFail,     // Default: Open fails with the DataLoss error naming the index or shard file
   kRecover,  // Open indexes the shard in memory (ShardIndex::Recover), serves the records
-             // that read intact, and ShardReader::damage() says what was wrong and lost
+             // that read intact, and ShardReader::damage() says what was wrong and lost.
+             // An index that passed the checks at open but does not frame a record where a
+             // read (or DecodeChunk) looks is re-indexed the same way, once, while reading:
+             // see ShardReader::Read.
 };
 
 // What a ShardReader opened with ShardDamagePolicy::kRecover found (docs/format.md,
@@ -165,6 +168,17 @@ class ShardReader {
 
   // Reads record i's payload into *out (resized), checking its CRCs. Errors name the
   // shard, record index and byte offset.
+  // Under ShardDamagePolicy::kRecover, a read whose index entry frames no record (a header
+  // that does not check or disagrees with the index in length, a record outside its frame
+  // or the file, a frame that does not decode: a stale index of a rewritten shard, a damaged
+  // header) re-indexes the shard from its data, once, and from then on serves position i
+  // (i < num_records(), the count at open, on which the epoch's order is built) from the
+  // record the alignment maps to it (format/index_realign.h): entries that place a record
+  // exactly where the data holds one keep it; between them the others pair up in order; a
+  // position left over is a DataLoss "record i is lost: ..." naming what the re-index found,
+  // and records left over are not served (the message says how many). A damaged payload
+  // under an intact header is that record's error alone. The file system passed to Open
+  // must outlive the reader (the re-index reads through it).
   virtual Status Read(uint64_t i, std::string* out) const = 0;
 
   // Chunked access (shard_chunks.h; what the pipeline's decoded-chunk cache uses).
@@ -179,10 +193,12 @@ class ShardReader {
   // of the shard). Errors name the shard and the frame's file offset.
   virtual Status DecodeChunk(const ShardChunk& chunk, std::string fetched,
                              DecodedChunk* out) const = 0;
-  // Record i's payload, its CRCs checked, as a view into decoded.bytes: `chunk` is the
-  // chunk that holds record i and `decoded` its DecodeChunk output.
+  // Record i's payload, its CRCs checked, as a view into decoded.bytes (or, for a record
+  // read where a re-indexed shard holds it, into *scratch): `chunk` is the chunk that holds
+  // record i and `decoded` its DecodeChunk output.
   virtual Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk,
-                                         const DecodedChunk& decoded) const = 0;
+                                         const DecodedChunk& decoded,
+                                         std::string* scratch) const = 0;
 };
 
 }  // namespace sluice::format

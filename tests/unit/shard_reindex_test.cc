@@ -1,0 +1,190 @@
+// A stale index that passes the checks at open (the same file size, the same first and last
+// record): under ShardDamagePolicy::kRecover the first read that finds no record where the
+// index places one re-indexes the shard, and every position is then served from the record
+// the data holds for it (format/index_realign.h), by Read and by the chunk path alike. A
+// position with no record is a DataLoss naming it; a damaged payload under an intact header
+// stays that record's error alone.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "sluice/format/shard_chunks.h"
+#include "sluice/format/shard_index.h"
+#include "unit/record_test_util.h"
+
+namespace sluice::format {
+namespace {
+
+using testing::WriteShard;
+
+// Incompressible filler (so that zstd stores it raw).
+std::string RandomBytes(size_t n) {
+  static std::mt19937 rng(11);
+  std::string r(n, '\0');
+  for (char& c : r) c = static_cast<char>(rng());
+  return r;
+}
+
+// Incompressible records (zstd stores them raw, so any order compresses to the same size),
+// each starting with its number.
+std::vector<std::string> Payloads(size_t n, std::vector<size_t> sizes) {
+  std::mt19937 rng(7);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    std::string r = std::to_string(1000 + i);
+    for (size_t k = 0; k < sizes[i % sizes.size()]; ++k) r.push_back(static_cast<char>(rng()));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+class ShardReindex : public ::testing::TestWithParam<Codec> {
+ protected:
+  // Writes `before` with its index, then `after` over it keeping the old index. The checks
+  // at open compare sizes: a zstd shard's last record is grown or cut until the sizes agree
+  // (its random bytes are stored nearly raw).
+  void WriteStale(const std::vector<std::string>& before, std::vector<std::string>* after) {
+    RecordWriterOptions o;
+    o.codec = GetParam();
+    o.zstd_frame_bytes = 2000;
+    ASSERT_TRUE(WriteShard(fs_.get(), path_, before, o).ok());
+    const std::string stale = *fs_->ReadAll(path_ + ".idx");
+    const int64_t size = static_cast<int64_t>(fs_->ReadAll(path_)->size());
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      ASSERT_TRUE(WriteShard(fs_.get(), path_, *after, o).ok());
+      const int64_t delta = size - static_cast<int64_t>(fs_->ReadAll(path_)->size());
+      if (delta == 0) break;
+      std::string& last = after->back();
+      if (delta > 0) last += RandomBytes(static_cast<size_t>(delta));
+      if (delta < 0) last.resize(last.size() - std::min<size_t>(last.size() - 8, -delta));
+    }
+    ASSERT_EQ(static_cast<int64_t>(fs_->ReadAll(path_)->size()), size);
+    ASSERT_TRUE(fs_->WriteAll(path_ + ".idx", stale).ok());
+  }
+  std::unique_ptr<ShardReader> Open(ShardDamagePolicy policy) {
+    ShardReaderOptions o;
+    o.on_damage = policy;
+    o.chunk_bytes = 3000;
+    auto reader = ShardReader::Open(fs_.get(), path_, o);
+    EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+    return reader.ok() ? std::move(*reader) : nullptr;
+  }
+  // Every position through Read: the payload, or the error's message prefixed by "!".
+  static std::vector<std::string> ReadAll(const ShardReader& reader) {
+    std::vector<std::string> out;
+    std::string r;
+    for (uint64_t i = 0; i < reader.num_records(); ++i) {
+      Status s = reader.Read(i, &r);
+      out.push_back(s.ok() ? r : "!" + s.message());
+    }
+    return out;
+  }
+  // The same through the chunk path: each chunk fetched, decoded, its records looked up.
+  static std::vector<std::string> ReadAllByChunk(const ShardReader& reader) {
+    std::vector<std::string> out;
+    std::string scratch;
+    for (const ShardChunk& chunk : reader.chunks()) {
+      std::string fetched(chunk.file_bytes, '\0');
+      auto got = reader.file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
+      EXPECT_TRUE(got.ok());
+      fetched.assign(got->data(), got->size());
+      DecodedChunk decoded;
+      Status s = reader.DecodeChunk(chunk, std::move(fetched), &decoded);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      for (uint64_t i = chunk.first_record; i < chunk.first_record + chunk.records; ++i) {
+        Result<ByteView> r = reader.RecordInChunk(i, chunk, decoded, &scratch);
+        out.push_back(r.ok() ? std::string(*r) : "!" + r.status().message());
+      }
+    }
+    return out;
+  }
+
+  std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
+  std::string path_ = "/d/s.tfrecord";
+};
+
+TEST_P(ShardReindex, SwappedRecordsUnderAStaleIndexAreAllServed) {
+  const auto before = Payloads(40, {100, 300, 170});
+  auto after = before;
+  std::swap(after[2], after[3]);
+  WriteStale(before, &after);
+  auto strict = Open(ShardDamagePolicy::kFail);  // the checks at open pass
+  std::string r;
+  Status s = strict->Read(2, &r);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+  for (bool by_chunk : {false, true}) {
+    auto reader = Open(ShardDamagePolicy::kRecover);
+    EXPECT_FALSE(reader->damage().has_value());
+    EXPECT_EQ(by_chunk ? ReadAllByChunk(*reader) : ReadAll(*reader), after) << by_chunk;
+  }
+}
+
+TEST_P(ShardReindex, PositionWithoutARecordIsLostAndNamed) {
+  const auto before = Payloads(20, {200});
+  auto after = before;
+  after[5] += RandomBytes(after[6].size() + 16);  // 5 and 6 merged: same framed size
+  after.erase(after.begin() + 6);
+  WriteStale(before, &after);
+  std::vector<std::string> expected = after;
+  for (bool by_chunk : {false, true}) {
+    auto reader = Open(ShardDamagePolicy::kRecover);
+    std::vector<std::string> got = by_chunk ? ReadAllByChunk(*reader) : ReadAll(*reader);
+    ASSERT_EQ(got.size(), 20u);
+    const std::string lost = got[6];
+    got.erase(got.begin() + 6);
+    EXPECT_EQ(got, expected) << by_chunk;
+    EXPECT_NE(lost.find("record 6 is lost"), std::string::npos) << lost;
+    EXPECT_NE(lost.find("19 intact record(s)"), std::string::npos) << lost;
+    EXPECT_NE(lost.find("the index listed 20"), std::string::npos) << lost;
+  }
+}
+
+// Cases where the codec changes nothing (the alignment) or cannot be made (a payload flip
+// under an intact header inside a zstd frame): uncompressed shards only.
+class ShardReindexUncompressed : public ShardReindex {};
+
+TEST_P(ShardReindexUncompressed, RecordSplitInTwoServesTheFirstAndSaysTheOtherIsNotServed) {
+  const auto before = Payloads(10, {300});
+  auto after = before;
+  after[4] = before[4].substr(0, 100);  // 4 becomes two records of the same framed size
+  after.insert(after.begin() + 5, RandomBytes(300 + 4 - 100 - 16));
+  after[8] = before[7] + RandomBytes(before[8].size() + 16);  // 7 and 8 merge: a lost position
+  after.erase(after.begin() + 9);
+  WriteStale(before, &after);
+  auto reader = Open(ShardDamagePolicy::kRecover);
+  std::vector<std::string> got = ReadAll(*reader);
+  // Positions 0-3 and 9 keep their records; 4 pairs with the first half, 5-7 with the
+  // records after the split; 8 has none left.
+  std::vector<std::string> expected(after.begin(), after.begin() + 5);
+  expected.insert(expected.end(), after.begin() + 6, after.begin() + 9);
+  EXPECT_EQ(std::vector<std::string>(got.begin(), got.begin() + 8),
+            std::vector<std::string>(expected.begin(), expected.begin() + 8));
+  EXPECT_NE(got[8].find("record 8 is lost"), std::string::npos) << got[8];
+  EXPECT_NE(got[8].find("not served"), std::string::npos) << got[8];
+  EXPECT_EQ(got[9], after[9]);
+}
+
+TEST_P(ShardReindexUncompressed, DamagedPayloadUnderAnIntactHeaderIsThatRecordsErrorAlone) {
+  const auto records = Payloads(20, {150});
+  RecordWriterOptions o;
+  o.codec = Codec::kNone;
+  ASSERT_TRUE(WriteShard(fs_.get(), path_, records, o).ok());
+  std::string bytes = *fs_->ReadAll(path_);
+  bytes[5 * (150 + 4 + 16) + 12 + 20] ^= 1;  // inside record 5's payload
+  ASSERT_TRUE(fs_->WriteAll(path_, bytes).ok());
+  auto reader = Open(ShardDamagePolicy::kRecover);
+  std::vector<std::string> got = ReadAll(*reader);
+  EXPECT_NE(got[5].find("payload CRC mismatch"), std::string::npos) << got[5];
+  got.erase(got.begin() + 5);
+  std::vector<std::string> expected = records;
+  expected.erase(expected.begin() + 5);
+  EXPECT_EQ(got, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(None, ShardReindexUncompressed, ::testing::Values(Codec::kNone),
+                         [](const auto& info) { return std::string(CodecName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Codecs, ShardReindex, ::testing::Values(Codec::kNone, Codec::kZstd),
+                         [](const auto& info) { return std::string(CodecName(info.param)); });
+
+}  // namespace
+}  // namespace sluice::format
