@@ -10,7 +10,7 @@
 // Ranks are threads of this process (InProcessGroup); under MPI the same code runs with
 // `mpirun -np 4 sluice stats` (bench/dist/run.sh measures that path).
 //
-//   build/bin/dist_bench [--job-seconds 2] [--records 400000]
+//   build/bin/dist_bench [--job-seconds 2] [--records 400000] [--seeds 20] [--simulation-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -178,7 +178,7 @@ void Skew(uint64_t records) {
   }
 }
 
-void SimulationTable() {
+void SimulationTable(int seeds) {
   const SimulationOptions d;
   std::printf(
       "\n## Simulation: %d ranks (%d nodes x %d), %llu tasks, compute log-normal (median "
@@ -189,8 +189,10 @@ void SimulationTable() {
       static_cast<unsigned long long>(d.task_bytes >> 20), d.replicas, d.ranks / d.ranks_per_node,
       d.disk_bytes_per_second / 1e6);
   std::printf(
-      "| network per rank | locality | speculation | job seconds | vs locality-blind | "
-      "speculative copies | attempts reading locally |\n|---|---|---|---|---|---|---|\n");
+      "| network per rank | locality | speculation | job seconds, mean of %d seeds (range) | "
+      "vs locality-blind | speculative copies | attempts reading locally "
+      "|\n|---|---|---|---|---|---|---|\n",
+      seeds);
   struct Network {
     const char* name;
     double bytes_per_second;
@@ -202,27 +204,41 @@ void SimulationTable() {
   } rows[] = {{"blind (hosts not given)", false, 0},
               {"preferred, wait 0 s", true, 0},
               {"preferred, wait 3 s (default)", true, 3}};
+  // One seed's job time turns on which long task a slow rank starts last: the mean of
+  // `seeds` jobs (different task times, slow ranks and replicas), with their range.
   for (const Network& net : networks) {
     for (bool spec : {false, true}) {
       double blind = 0;
       for (const Row& row : rows) {
-        SimulationOptions o;
-        o.network_bytes_per_second = net.bytes_per_second;
-        o.tell_hosts = row.tell_hosts;
-        o.scheduler.locality.wait = row.wait;
-        o.scheduler.speculation.enabled = spec;
-        SimulationResult r = Simulate(o);
-        if (!row.tell_hosts) blind = r.job_seconds;
-        std::printf("| %s | %s | %s | %.0f | %.3fx | %llu | %.1f%% |\n", net.name, row.name,
-                    spec ? "on" : "off", r.job_seconds, r.job_seconds / blind,
-                    static_cast<unsigned long long>(r.progress.speculative_copies),
-                    100.0 * r.local_reads / std::max<uint64_t>(1, r.local_reads + r.remote_reads));
+        double sum = 0, lo = 1e300, hi = 0;
+        uint64_t copies = 0, local = 0, remote = 0;
+        for (int seed = 1; seed <= seeds; ++seed) {
+          SimulationOptions o;
+          o.seed = static_cast<uint64_t>(seed);
+          o.network_bytes_per_second = net.bytes_per_second;
+          o.tell_hosts = row.tell_hosts;
+          o.scheduler.locality.wait = row.wait;
+          o.scheduler.speculation.enabled = spec;
+          SimulationResult r = Simulate(o);
+          sum += r.job_seconds;
+          lo = std::min(lo, r.job_seconds);
+          hi = std::max(hi, r.job_seconds);
+          copies += r.progress.speculative_copies;
+          local += r.local_reads;
+          remote += r.remote_reads;
+        }
+        const double mean = sum / seeds;
+        if (!row.tell_hosts) blind = mean;
+        std::printf("| %s | %s | %s | %.0f (%.0f-%.0f) | %.3fx | %.0f | %.1f%% |\n", net.name,
+                    row.name, spec ? "on" : "off", mean, lo, hi, mean / blind,
+                    static_cast<double>(copies) / seeds,
+                    100.0 * local / std::max<uint64_t>(1, local + remote));
       }
     }
   }
   SimulationOptions none;
   none.slow_rank_fraction = 0;
-  std::printf("\n(no slow ranks, 10 GbE, speculation, 3 s wait: %.0f s)\n",
+  std::printf("\n(no slow ranks, 10 GbE, speculation, 3 s wait, seed 1: %.0f s)\n",
               Simulate(none).job_seconds);
 }
 
@@ -232,17 +248,25 @@ void SimulationTable() {
 int main(int argc, char** argv) {
   double job_seconds = 2;
   uint64_t records = 400000;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int seeds = 20;
+  bool simulation_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--simulation-only")) simulation_only = true;
+    if (i + 1 >= argc) break;
     if (!std::strcmp(argv[i], "--job-seconds")) job_seconds = std::stod(argv[i + 1]);
     if (!std::strcmp(argv[i], "--records")) records = std::stoull(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seeds")) seeds = std::max(1, std::stoi(argv[i + 1]));
   }
   std::printf(
       "# sluice distributed jobs\n\ncommand: build/bin/dist_bench --job-seconds %.1f --records "
-      "%llu\n",
-      job_seconds, static_cast<unsigned long long>(records));
-  sluice::dist::Speculation({8, 20, 40, 64, 100, 400},
-                            job_seconds);  // 64: the default, 16 per rank
-  sluice::dist::Skew(records);
-  sluice::dist::SimulationTable();
+      "%llu --seeds %d%s\n",
+      job_seconds, static_cast<unsigned long long>(records), seeds,
+      simulation_only ? " --simulation-only" : "");
+  if (!simulation_only) {
+    // 64: the default, 16 tasks per rank
+    sluice::dist::Speculation({8, 20, 40, 64, 100, 400}, job_seconds);
+    sluice::dist::Skew(records);
+  }
+  sluice::dist::SimulationTable(seeds);
   return 0;
 }

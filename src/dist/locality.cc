@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dist/wire.h"
+#include "sluice/dist/input_split.h"
 #include "sluice/io/cache/cache.h"
 #include "sluice/io/cache/cache_admin.h"
 #include "sluice/io/cache/cached_file_system.h"
@@ -80,6 +81,12 @@ bool IsNodeLocalFile(const std::string& path, const std::vector<std::string>& lo
   return std::find(std::begin(kShared), std::end(kShared), type) == std::end(kShared);
 }
 
+TaskFile LocalFileOfFileTask(const TaskSpec& task) {
+  Result<FileRange> range = FileRange::Decode(task.input);
+  if (!range.ok() || range->path.find("://") != std::string::npos) return {};
+  return TaskFile{range->path, 0};
+}
+
 namespace {
 
 // What this node holds of `files`: its cache's holdings, and node-local files (for files of
@@ -92,7 +99,11 @@ NodeHoldings HoldingsHere(const std::string& host, std::string_view fs_name,
   h.local_file.assign(files.size(), false);
   const std::string dir =
       options.cache_dir.empty() ? io::cache::DefaultCacheDir() : options.cache_dir;
-  auto summary = io::cache::SummarizeCache(dir, /*by_file=*/true);
+  // Reading the holdings reads every chunk's header: only when some file could be looked up.
+  const bool sized = std::any_of(files.begin(), files.end(),
+                                 [](const TaskFile& f) { return !f.path.empty() && f.bytes > 0; });
+  auto summary = sized ? io::cache::SummarizeCache(dir, /*by_file=*/true)
+                       : Result<io::cache::CacheSummary>(NotFound("not looked up"));
   std::map<std::string, uint64_t> held;
   if (summary.ok()) {
     for (const auto& f : summary->files) held[f.identity] = f.bytes;

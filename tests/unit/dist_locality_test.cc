@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "sluice/dist/input_split.h"
 #include "sluice/dist/locality.h"
 #include "sluice/dist/scheduler.h"
 #include "sluice/dist/simulation.h"
@@ -284,6 +285,17 @@ TEST(DistLocality, IsNodeLocalFile) {
   EXPECT_FALSE(IsNodeLocalFile((dir / "absent").string(), {dir.string()}));
   EXPECT_FALSE(IsNodeLocalFile(dir.string(), {}));  // a directory is no input file
   fs::remove_all(dir);
+}
+
+TEST(DistLocality, AConversionsFileTaskNamesItsLocalFileOnly) {
+  TaskSpec t;
+  t.input = FileRange{"/scratch/part-1.jsonl", 0, 10, false}.Encode();
+  EXPECT_EQ(LocalFileOfFileTask(t).path, "/scratch/part-1.jsonl");
+  EXPECT_EQ(LocalFileOfFileTask(t).bytes, 0u);  // a range: no cache lookup
+  t.input = FileRange{"s3://bucket/part-1.jsonl", 0, 10, true}.Encode();
+  EXPECT_EQ(LocalFileOfFileTask(t).path, "");
+  t.input = "not a file task";
+  EXPECT_EQ(LocalFileOfFileTask(t).path, "");
 }
 
 // --- The simulation charges remote reads, whatever the scheduler believed ---

@@ -40,6 +40,11 @@ struct TaskFile {
   uint64_t bytes = 0;
 };
 
+// The file a conversion's file task (input_split.h FileRange) reads, when it is a path of the
+// local file system; {"", 0} for a URI or another kind of task. The size is left 0: a range
+// of a file is no cached file, so only node-local files count.
+TaskFile LocalFileOfFileTask(const TaskSpec& task);
+
 // Collective. Rank 0 broadcasts each task's file (`file_of` is called on rank 0 only, on
 // its `tasks`); each node's first rank reports what the node holds (its cache directory's
 // holdings; for files of the local file system, whether they exist here on a node-local
