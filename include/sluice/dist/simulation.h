@@ -1,6 +1,6 @@
 // A distributed job simulated on a FakeClock: the real Scheduler (same code as a real job)
 // against simulated ranks, so decisions at 1,000 ranks are measured on one machine
-// (docs/dist.md, "Beyond this machine"). Deterministic for a seed.
+// (docs/dist.md, "Benchmarks": the simulation table and its model). Deterministic for a seed.
 //
 // The model of a task: compute, then its input read. Compute is log-normal on a normal rank;
 // the read is `task_bytes` at the rank's local disk rate when one of the input's replicas is
