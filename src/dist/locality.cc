@@ -128,6 +128,11 @@ NodeHoldings HoldingsHere(const std::string& host, std::string_view fs_name,
 Status GatherNodeLocality(Transport* t, std::string_view fs_name,
                           const std::function<TaskFile(const TaskSpec&)>& file_of,
                           const LocalityOptions& options, std::vector<TaskSpec>* tasks) {
+  SLUICE_ASSIGN_OR_RETURN(auto hosts, t->AllGather(ByteView(t->host())));
+  // On one node every rank is as near to every input: nothing to learn (and no cache to scan).
+  if (std::all_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h == hosts[0]; })) {
+    return Status::OK();
+  }
   std::string plan;
   if (t->rank() == 0) {
     WireWriter w;
@@ -147,7 +152,6 @@ Status GatherNodeLocality(Transport* t, std::string_view fs_name,
     if (!in.Bytes(&f.path) || !in.U64(&f.bytes)) return Internal("locality: a truncated task list");
   }
   // One report per node, from its lowest rank.
-  SLUICE_ASSIGN_OR_RETURN(auto hosts, t->AllGather(ByteView(t->host())));
   const bool first_here =
       std::find(hosts.begin(), hosts.end(), t->host()) - hosts.begin() == t->rank();
   std::string report;

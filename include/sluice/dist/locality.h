@@ -45,10 +45,10 @@ struct TaskFile {
 // of a file is no cached file, so only node-local files count.
 TaskFile LocalFileOfFileTask(const TaskSpec& task);
 
-// Collective. Rank 0 broadcasts each task's file (`file_of` is called on rank 0 only, on
-// its `tasks`); each node's first rank reports what the node holds (its cache directory's
-// holdings; for files of the local file system, whether they exist here on a node-local
-// disk); rank 0 applies AddHostsFromNodes to its `tasks`. Other ranks' `tasks` are left
+// Collective; nothing when every rank is on one node. Rank 0 broadcasts each task's file (`file_of`
+// is called on rank 0 only, on its `tasks`); each node's first rank reports what the node holds
+// (its cache directory's holdings; for files of the local file system, whether they exist here on a
+// node-local disk); rank 0 applies AddHostsFromNodes to its `tasks`. Other ranks' `tasks` are left
 // alone. A node whose cache cannot be read holds nothing (locality is best effort).
 Status GatherNodeLocality(Transport* transport, std::string_view fs_name,
                           const std::function<TaskFile(const TaskSpec&)>& file_of,
