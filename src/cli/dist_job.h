@@ -28,7 +28,8 @@ struct DistFlags {
 };
 // Every flag of a keyed job (stats, dedup, reshard): the two below.
 void AddDistFlags(CLI::App* command, DistFlags* flags);
-// --no-speculation, --speculation-quantile, --speculation-multiplier, --locality-wait, --local-inputs.
+// --no-speculation, --speculation-quantile, --speculation-multiplier, --locality-wait,
+// --local-inputs.
 void AddSchedulingFlags(CLI::App* command, DistFlags* flags);
 // --memory-budget, --spill-dir, --no-combine, --no-salt: the keyed aggregation's.
 void AddKeyedJobFlags(CLI::App* command, DistFlags* flags);
