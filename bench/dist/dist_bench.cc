@@ -4,11 +4,13 @@
 //     time with and without speculation against the job with no slow rank.
 //  2. skew: Zipf(1.2) keys over 4 ranks through the real keyed aggregation; max/mean of the
 //     entries each rank's final aggregation receives, with salting + combiner vs without.
-//  3. the 1,000-rank simulation table (log-normal task times, 1% of ranks 5x slow, 3 replicas).
+//  3. the 1,000-rank simulation table (log-normal compute, 1% of ranks 5x slow, 3 replicas,
+//     remote reads at the network rate): locality blind / preferred / waited for, with and
+//     without speculation, on 10 GbE and 1 GbE per node.
 // Ranks are threads of this process (InProcessGroup); under MPI the same code runs with
 // `mpirun -np 4 sluice stats` (bench/dist/run.sh measures that path).
 //
-//   build/bin/dist_bench [--job-seconds 2] [--records 400000]
+//   build/bin/dist_bench [--job-seconds 2] [--records 400000] [--seeds 20] [--simulation-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -176,38 +178,68 @@ void Skew(uint64_t records) {
   }
 }
 
-void SimulationTable() {
+void SimulationTable(int seeds) {
+  const SimulationOptions d;
   std::printf(
-      "\n## Simulation: 1,000 ranks (250 nodes x 4), 10,000 tasks, log-normal task times "
-      "(median 10 s, sigma 0.5), 1%% of ranks 5x slow, inputs on 3 of 250 nodes, remote "
-      "read 1.5x\n\n");
+      "\n## Simulation: %d ranks (%d nodes x %d), %llu tasks, compute log-normal (median "
+      "%.0f s, sigma %.1f), 1%% of ranks %.0fx slow, each input %llu MiB on %d of %d nodes, "
+      "read at %.0f MB/s from local disk, at min(disk, network) from another node\n\n",
+      d.ranks, d.ranks / d.ranks_per_node, d.ranks_per_node,
+      static_cast<unsigned long long>(d.tasks), d.median_task_seconds, d.sigma, d.slow_factor,
+      static_cast<unsigned long long>(d.task_bytes >> 20), d.replicas, d.ranks / d.ranks_per_node,
+      d.disk_bytes_per_second / 1e6);
   std::printf(
-      "| speculation | locality wait | job seconds | vs best | speculative copies | node-local "
-      "launches |\n|---|---|---|---|---|---|\n");
+      "| network per rank | locality | speculation | job seconds, mean of %d seeds (range) | "
+      "vs locality-blind | speculative copies | attempts reading locally "
+      "|\n|---|---|---|---|---|---|---|\n",
+      seeds);
+  struct Network {
+    const char* name;
+    double bytes_per_second;
+  } networks[] = {{"10 GbE / 4 = 312 MB/s", 1.25e9 / 4}, {"1 GbE / 4 = 31 MB/s", 1.25e8 / 4}};
   struct Row {
-    bool spec;
+    const char* name;
+    bool tell_hosts;
     double wait;
-  } rows[] = {{false, 0}, {false, 3}, {true, 0}, {true, 3}};
-  std::vector<SimulationResult> results;
-  double best = 1e300;
-  for (const Row& row : rows) {
-    SimulationOptions o;
-    o.scheduler.speculation.enabled = row.spec;
-    o.scheduler.locality.wait = row.wait;
-    results.push_back(Simulate(o));
-    best = std::min(best, results.back().job_seconds);
-  }
-  for (size_t i = 0; i < results.size(); ++i) {
-    const auto& r = results[i];
-    std::printf("| %s | %.0f s | %.0f | %.2fx | %llu | %.1f%% |\n", rows[i].spec ? "on" : "off",
-                rows[i].wait, r.job_seconds, r.job_seconds / best,
-                static_cast<unsigned long long>(r.progress.speculative_copies),
-                100.0 * r.progress.local_launches /
-                    std::max<uint64_t>(1, r.progress.local_launches + r.progress.remote_launches));
+  } rows[] = {{"blind (hosts not given)", false, 0},
+              {"preferred, wait 0 s", true, 0},
+              {"preferred, wait 3 s (default)", true, 3}};
+  // One seed's job time turns on which long task a slow rank starts last: the mean of
+  // `seeds` jobs (different task times, slow ranks and replicas), with their range.
+  for (const Network& net : networks) {
+    for (bool spec : {false, true}) {
+      double blind = 0;
+      for (const Row& row : rows) {
+        double sum = 0, lo = 1e300, hi = 0;
+        uint64_t copies = 0, local = 0, remote = 0;
+        for (int seed = 1; seed <= seeds; ++seed) {
+          SimulationOptions o;
+          o.seed = static_cast<uint64_t>(seed);
+          o.network_bytes_per_second = net.bytes_per_second;
+          o.tell_hosts = row.tell_hosts;
+          o.scheduler.locality.wait = row.wait;
+          o.scheduler.speculation.enabled = spec;
+          SimulationResult r = Simulate(o);
+          sum += r.job_seconds;
+          lo = std::min(lo, r.job_seconds);
+          hi = std::max(hi, r.job_seconds);
+          copies += r.progress.speculative_copies;
+          local += r.local_reads;
+          remote += r.remote_reads;
+        }
+        const double mean = sum / seeds;
+        if (!row.tell_hosts) blind = mean;
+        std::printf("| %s | %s | %s | %.0f (%.0f-%.0f) | %.3fx | %.0f | %.1f%% |\n", net.name,
+                    row.name, spec ? "on" : "off", mean, lo, hi, mean / blind,
+                    static_cast<double>(copies) / seeds,
+                    100.0 * local / std::max<uint64_t>(1, local + remote));
+      }
+    }
   }
   SimulationOptions none;
   none.slow_rank_fraction = 0;
-  std::printf("\n(no slow ranks, speculation and 3 s wait: %.0f s)\n", Simulate(none).job_seconds);
+  std::printf("\n(no slow ranks, 10 GbE, speculation, 3 s wait, seed 1: %.0f s)\n",
+              Simulate(none).job_seconds);
 }
 
 }  // namespace
@@ -216,16 +248,25 @@ void SimulationTable() {
 int main(int argc, char** argv) {
   double job_seconds = 2;
   uint64_t records = 400000;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int seeds = 20;
+  bool simulation_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--simulation-only")) simulation_only = true;
+    if (i + 1 >= argc) break;
     if (!std::strcmp(argv[i], "--job-seconds")) job_seconds = std::stod(argv[i + 1]);
     if (!std::strcmp(argv[i], "--records")) records = std::stoull(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seeds")) seeds = std::max(1, std::stoi(argv[i + 1]));
   }
   std::printf(
       "# sluice distributed jobs\n\ncommand: build/bin/dist_bench --job-seconds %.1f --records "
-      "%llu\n",
-      job_seconds, static_cast<unsigned long long>(records));
-  sluice::dist::Speculation({8, 20, 40, 64, 100, 400}, job_seconds);  // 64: the default, 16 per rank
-  sluice::dist::Skew(records);
-  sluice::dist::SimulationTable();
+      "%llu --seeds %d%s\n",
+      job_seconds, static_cast<unsigned long long>(records), seeds,
+      simulation_only ? " --simulation-only" : "");
+  if (!simulation_only) {
+    // 64: the default, 16 tasks per rank
+    sluice::dist::Speculation({8, 20, 40, 64, 100, 400}, job_seconds);
+    sluice::dist::Skew(records);
+  }
+  sluice::dist::SimulationTable(seeds);
   return 0;
 }

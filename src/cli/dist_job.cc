@@ -34,6 +34,10 @@ void AddSchedulingFlags(CLI::App* cmd, DistFlags* f) {
                   "seconds a task waits for a rank on the node holding its input")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--local-inputs", f->local_inputs,
+                  "a directory whose files are on each node's own disk (repeatable): a task "
+                  "reading one runs on a node that has it")
+      ->allow_extra_args(false);
 }
 
 namespace {
@@ -157,6 +161,7 @@ Result<dist::JobOptions> MakeJobOptions(const DistFlags& f, const dist::Transpor
   s.speculation.quantile = f.speculation_quantile;
   s.speculation.multiplier = f.speculation_multiplier;
   s.locality.wait = f.locality_wait;
+  s.locality.local_input_dirs = f.local_inputs;
   if (!ParseByteSize(f.memory_budget, &o.memory_budget)) {
     return InvalidArgument("--memory-budget " + f.memory_budget + ": not a size");
   }

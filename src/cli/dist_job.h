@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/common.h"
 #include "sluice/dist/jobs.h"
@@ -19,6 +20,7 @@ struct DistFlags {
   double speculation_quantile = 0.75;
   double speculation_multiplier = 1.5;
   double locality_wait = 3.0;
+  std::vector<std::string> local_inputs;  // node-local input directories (dist/locality.h)
   std::string memory_budget = "256MiB";
   std::string spill_dir;  // Default: $TMPDIR, else /tmp
   bool no_combine = false;
@@ -26,7 +28,8 @@ struct DistFlags {
 };
 // Every flag of a keyed job (stats, dedup, reshard): the two below.
 void AddDistFlags(CLI::App* command, DistFlags* flags);
-// --no-speculation, --speculation-quantile, --speculation-multiplier, --locality-wait.
+// --no-speculation, --speculation-quantile, --speculation-multiplier, --locality-wait,
+// --local-inputs.
 void AddSchedulingFlags(CLI::App* command, DistFlags* flags);
 // --memory-budget, --spill-dir, --no-combine, --no-salt: the keyed aggregation's.
 void AddKeyedJobFlags(CLI::App* command, DistFlags* flags);

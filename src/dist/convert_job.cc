@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "dist/wire.h"
+#include "sluice/dist/locality.h"
 
 namespace sluice::dist {
 namespace {
@@ -139,6 +140,9 @@ Result<ConvertJobResult> RunConvertJob(Transport* t, io::FileSystem* fs, const s
                                        std::vector<TaskSpec> tasks, TaskConverter* converter,
                                        const ConvertJobOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(auto out, JobOutput::Open(t, fs, dir, options.output, &tasks));
+  // Input files on some nodes' own disks run on those nodes (dist/locality.h).
+  SLUICE_RETURN_IF_ERROR(GatherNodeLocality(t, "local", LocalFileOfFileTask,
+                                            options.tasks.scheduler.locality, &tasks));
   ConvertJobResult result;
   result.tasks = tasks.size();
   result.reused = out->reused_count();

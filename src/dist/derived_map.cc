@@ -10,6 +10,7 @@
 #include "dist/derived_job.h"
 #include "dist/wire.h"
 #include "sluice/base/random.h"
+#include "sluice/dist/locality.h"
 #include "sluice/format/record_reader.h"
 
 namespace sluice::dist {
@@ -203,6 +204,13 @@ Result<MapPhaseResult> RunDerivedMapPhase(Transport* t, DerivedJob* job,
 
   std::vector<TaskId> original;
   std::vector<TaskSpec> to_run = TasksToRun(*job->out, job->tasks, &original);
+  // Nodes whose cache tier holds a shard, or that have it on their own disk, prefer its task.
+  SLUICE_RETURN_IF_ERROR(GatherNodeLocality(
+      t, job->in_fs->name(),
+      [](const TaskSpec& task) {
+        return TaskFile{task.input, task.bytes};
+      },
+      runner_options.scheduler.locality, &to_run));
   KeptMapAttempts attempts(*job, key_function, aggregation, local_prefix, original);
   // Rank 0 records each committed task's kept output as it is committed (a rerun reuses it).
   Status recorded;

@@ -6,6 +6,7 @@
 
 #include "dist/wire.h"
 #include "sluice/base/random.h"
+#include "sluice/dist/locality.h"
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/io/block_location.h"
@@ -142,10 +143,20 @@ Result<MapPhaseResult> RunMapPhase(Transport* t, const std::string& input,
   std::string id = t->rank() == 0 ? std::to_string(std::random_device()()) : "";
   SLUICE_ASSIGN_OR_RETURN(id, t->Broadcast(id, 0));
   std::string prefix = aggregation.spill_dir + "/sluice-" + id + "-r" + std::to_string(t->rank());
+  // Locality beyond HDFS: nodes whose cache tier holds a shard, or that have it on their own
+  // disk, prefer its task (dist/locality.h).
+  std::vector<TaskSpec> located = tasks;
+  const LocalityOptions& locality = runner_options.scheduler.locality;
+  SLUICE_RETURN_IF_ERROR(GatherNodeLocality(
+      t, fs->name(),
+      [](const TaskSpec& task) {
+        return TaskFile{task.input, task.bytes};
+      },
+      locality, &located));
   MapHandler handler(fs, key_function, aggregation, prefix);
   TaskRunner runner(t, runner_options);
   MapPhaseResult result;
-  SLUICE_ASSIGN_OR_RETURN(result.tasks, runner.Run(tasks, &handler));
+  SLUICE_ASSIGN_OR_RETURN(result.tasks, runner.Run(located, &handler));
   handler.Collect(result.tasks, t->rank(), &result);
   for (const auto& r : result.tasks.results) {
     uint64_t n = 0;

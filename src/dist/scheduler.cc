@@ -126,7 +126,11 @@ int64_t Scheduler::PickQueued(Rank rank, double now, bool* local) {
   t = queued_.Pop(queued_.NoPreference(), state_);
   if (t >= 0) return t;
   if (!locality_.MayRunRemote(now, queued_local_capable_ > 0)) return -1;
-  return queued_.Pop(queued_.All(), state_);
+  while (true) {
+    t = queued_.Pop(queued_.All(), state_);
+    // A task whose input only its hosts have stays in their lists, for their ranks alone.
+    if (t < 0 || !tasks_[t].only_on_hosts) return t;
+  }
 }
 
 double Scheduler::StragglerThreshold() const {
@@ -161,8 +165,8 @@ void Scheduler::Launch(Rank rank, TaskId task, bool speculative, bool local, dou
   ++s.running;
   in_flight_[{task, attempt}] = InFlight{rank, now, speculative, false};
   if (speculative) ++speculative_copies_;
-  if (local) ++local_launches_;
-  if (!local && !speculative && !tasks_[task].hosts.empty()) ++remote_launches_;
+  if (!speculative && local) ++local_launches_;
+  if (!speculative && !local && !tasks_[task].hosts.empty()) ++remote_launches_;
   if (!speculative) locality_.OnLaunch(local, now);
   out->push_back({rank, task, attempt, speculative, local});
 }
@@ -181,20 +185,27 @@ std::vector<Assignment> Scheduler::Schedule() {
       Launch(rank, static_cast<TaskId>(t), /*speculative=*/false, local, now, &out);
     }
   }
-  // Workers left idle run copies of stragglers, on another rank than the original's.
+  // Workers left idle run copies of stragglers (the longest-running first), on another rank
+  // than the original's: a rank on a node holding the input if one is idle, else any (never
+  // another node for a task whose input only its hosts have).
   std::vector<Assignment> stragglers;
   if (!still_idle.empty()) stragglers = Stragglers(now);
-  idle_workers_.clear();
-  for (Rank rank : still_idle) {
-    auto it = std::find_if(stragglers.begin(), stragglers.end(),
-                           [rank](const Assignment& a) { return a.rank != rank; });
-    if (it == stragglers.end()) {
-      idle_workers_.push_back(rank);
-      continue;
+  for (const Assignment& straggler : stragglers) {
+    if (still_idle.empty()) break;
+    const TaskSpec& task = tasks_[straggler.task];
+    auto local = std::find_if(still_idle.begin(), still_idle.end(), [&](Rank r) {
+      return r != straggler.rank && IsLocal(task, hosts_[r]);
+    });
+    auto it = local;
+    if (it == still_idle.end() && !task.only_on_hosts) {
+      it = std::find_if(still_idle.begin(), still_idle.end(),
+                        [&](Rank r) { return r != straggler.rank; });
     }
-    Launch(rank, it->task, /*speculative=*/true, /*local=*/false, now, &out);
-    stragglers.erase(it);
+    if (it == still_idle.end()) continue;
+    Launch(*it, straggler.task, /*speculative=*/true, /*local=*/it == local, now, &out);
+    still_idle.erase(it);
   }
+  idle_workers_ = std::move(still_idle);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "sluice/dist/simulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <queue>
 #include <set>
@@ -48,13 +49,18 @@ class Simulator {
         chosen.insert(static_cast<int>(rng_.UniformInt(nodes_)));
       }
       for (int n : chosen) t.hosts.push_back(NodeName(n));
+      replicas_.push_back(std::move(chosen));
       base_.push_back(o.median_task_seconds * std::exp(o.sigma * Normal(&rng_)));
       tasks_.push_back(std::move(t));
     }
   }
 
   SimulationResult Run() {
-    Scheduler scheduler(tasks_, &clock_, o_.scheduler);
+    std::vector<TaskSpec> told = tasks_;
+    if (!o_.tell_hosts) {
+      for (auto& t : told) t.hosts.clear();
+    }
+    Scheduler scheduler(std::move(told), &clock_, o_.scheduler);
     for (Rank r = 0; r < o_.ranks; ++r) scheduler.AddWorker(r, NodeName(r / o_.ranks_per_node));
     while (!scheduler.finished()) {
       for (const Assignment& a : scheduler.Schedule()) Start(a);
@@ -81,13 +87,20 @@ class Simulator {
     result.job_seconds = clock_.Now();
     result.progress = scheduler.Progress();
     for (bool s : slow_) result.slow_ranks += s;
+    result.local_reads = local_reads_;
+    result.remote_reads = remote_reads_;
     return result;
   }
 
  private:
   void Start(const Assignment& a) {
-    double seconds = base_[a.task] * (slow_[a.rank] ? o_.slow_factor : 1);
-    if (o_.replicas > 0 && !a.local) seconds *= o_.remote_factor;
+    // Local by placement, whatever the scheduler believed (docs/dist.md, "Simulation").
+    const bool local = replicas_[a.task].count(a.rank / o_.ranks_per_node) > 0;
+    ++(local ? local_reads_ : remote_reads_);
+    const double rate = local ? o_.disk_bytes_per_second
+                              : std::min(o_.disk_bytes_per_second, o_.network_bytes_per_second);
+    double seconds = base_[a.task] + static_cast<double>(o_.task_bytes) / rate;
+    seconds *= slow_[a.rank] ? o_.slow_factor : 1;
     running_.insert({a.rank, a.task, a.attempt});
     events_.push({clock_.Now() + seconds, a.rank, a.task, a.attempt, false});
   }
@@ -99,7 +112,9 @@ class Simulator {
   FakeClock clock_;
   int nodes_ = 1;
   std::vector<TaskSpec> tasks_;
-  std::vector<double> base_;
+  std::vector<std::set<int>> replicas_;  // per task: the nodes holding its input
+  std::vector<double> base_;             // per task: compute seconds on a normal rank
+  uint64_t local_reads_ = 0, remote_reads_ = 0;
   std::vector<bool> slow_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::set<std::tuple<Rank, TaskId, int>> running_;

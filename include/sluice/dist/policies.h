@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <queue>
+#include <string>
 #include <vector>
 
 #include "sluice/base/status.h"
@@ -52,8 +53,21 @@ class SpeculationPolicy {
 // a task whose input is elsewhere it takes only once no task has been launched node-locally
 // for `wait` seconds (every local launch restarts that wait), or when no queued task has
 // its input on a node where the job has ranks (waiting could not help).
+//
+// Where a task's input is (TaskSpec::hosts) comes from three sources (dist/locality.h): HDFS
+// block locations, each node's cache tier holdings, and files on node-local disks.
 struct LocalityOptions {
   double wait = 3.0;  // Default: 3 s (spark.locality.wait). 0 turns the wait off.
+  // A node whose cache tier holds at least this fraction of a task's input file prefers the
+  // task. Default: 0.5 (the input "mostly" there). Above 1: never.
+  double cache_fraction = 0.5;
+  // The cache directory each node's holdings are read from. Default: "" =
+  // io::cache::DefaultCacheDir(); a node without a cache there holds nothing.
+  std::string cache_dir;
+  // Inputs under these directories are node-local (each node has its own files there), in
+  // addition to inputs on a file system that statfs reports as not shared (anything but NFS,
+  // SMB/CIFS, Lustre, GPFS, CephFS, BeeGFS, AFS, 9p, FUSE). Default: none.
+  std::vector<std::string> local_input_dirs;
 };
 
 class LocalityPolicy {

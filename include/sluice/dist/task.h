@@ -15,6 +15,9 @@ struct TaskSpec {
   // Nodes (host names) holding the task's input: HDFS block locations, a node-local path,
   // a node's cache holdings. Empty: the input is equally far from every rank.
   std::vector<std::string> hosts;
+  // The input exists only on `hosts` (a file on node-local disk): the task never runs on
+  // another node, however long it waits. `hosts` must then name nodes of the job.
+  bool only_on_hosts = false;
   uint64_t bytes = 0;  // input bytes, for progress and ETA
   // What the worker runs, opaque to the scheduler (e.g. a file and a byte range).
   std::string input;
