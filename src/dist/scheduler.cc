@@ -38,6 +38,7 @@ Scheduler::Scheduler(std::vector<TaskSpec> tasks, const Clock* clock, SchedulerO
     input_bytes_ += task.bytes;
   }
   queued_count_ = tasks_.size();
+  expected_workers_ = options.workers;
   locality_.Start(clock_->Now());
 }
 
@@ -57,6 +58,24 @@ void Scheduler::AddWorker(Rank rank, const std::string& host) {
     }
   }
   idle_workers_.push_back(rank);
+  if (expected_workers_ > 0 && hosts_.size() == expected_workers_) CheckOnlyOnHostsRunnable();
+}
+
+void Scheduler::CheckOnlyOnHostsRunnable() {
+  for (const auto& task : tasks_) {
+    if (!task.only_on_hosts || state_[task.id].state != State::kQueued) continue;
+    const bool runnable = std::any_of(task.hosts.begin(), task.hosts.end(), [&](const auto& h) {
+      return ranks_per_host_.count(h) > 0;
+    });
+    if (runnable) continue;
+    std::string hosts;
+    for (const auto& h : task.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    Fail(FailedPrecondition("task " + std::to_string(task.id) + ": its input is only on " +
+                            (hosts.empty() ? std::string("no node") : "node(s) " + hosts) +
+                            ", where no rank of this job runs (" +
+                            std::to_string(expected_workers_) + " ranks)"));
+    return;
+  }
 }
 
 void Scheduler::WorkerStartFailed(Rank, const Status& error) { Fail(error); }

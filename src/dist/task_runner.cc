@@ -120,6 +120,11 @@ Result<TaskRunResult> TaskRunner::Run(const std::vector<TaskSpec>& tasks, TaskHa
   return Conclude(Status::OK(), TaskRunResult());
 }
 
+SchedulerOptions WithWorkers(SchedulerOptions options, size_t workers) {
+  options.workers = workers;
+  return options;
+}
+
 // The coordinator's state for one phase, and the handling of each event.
 class Coordinator {
  public:
@@ -130,7 +135,7 @@ class Coordinator {
         tasks_(tasks),
         handler_(handler),
         phase_(phase),
-        scheduler_(tasks, o.clock, o.scheduler),
+        scheduler_(tasks, o.clock, WithWorkers(o.scheduler, t->size())),
         local_(0, o.faults),
         start_(o.clock->Now()) {
     results_.resize(tasks.size());

@@ -161,6 +161,27 @@ TEST(DistLocality, ANodeLocalFileNeverRunsOnAnotherNode) {
   EXPECT_EQ(s.committed_ranks(), (std::vector<Rank>{1, 1}));
 }
 
+// A task whose input only a node without a rank holds fails the job once every rank has
+// joined, naming the task and the node, instead of waiting forever.
+TEST(DistLocality, ATaskOnlyAnAbsentNodeCanRunFailsTheJobOnceEveryRankJoined) {
+  FakeClock clock;
+  auto tasks = Tasks(2);
+  tasks[1].hosts = {"z"};
+  tasks[1].only_on_hosts = true;
+  SchedulerOptions o = NoSpeculation();
+  o.workers = 2;
+  Scheduler s(tasks, &clock, o);
+  s.AddWorker(0, "a");
+  EXPECT_FALSE(s.failed());  // rank 1 may still be on z
+  s.AddWorker(1, "b");
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.failure().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.failure().message().find("task 1: its input is only on node(s) z"),
+            std::string::npos)
+      << s.failure().message();
+  EXPECT_TRUE(s.Schedule().empty());
+}
+
 // Four tasks whose input is on node c; ranks on a, b, c, d; the one on a straggles.
 class StragglerCopy : public ::testing::Test {
  protected:

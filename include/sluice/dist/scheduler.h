@@ -31,6 +31,9 @@ struct SchedulerOptions {
   SpeculationOptions speculation;
   LocalityOptions locality;
   RetryOptions retry;
+  // Ranks the job has (0: unknown). Once that many workers joined, a task whose input only
+  // nodes without a rank hold fails the job instead of waiting for them forever.
+  size_t workers = 0;
 };
 
 // A snapshot for the progress line and the job summary.
@@ -126,6 +129,8 @@ class Scheduler {
               std::vector<Assignment>* out);
   void Requeue(TaskId task);
   void Fail(const Status& error);
+  // With every expected worker joined: fails the job for a task only absent nodes can run.
+  void CheckOnlyOnHostsRunnable();
   // Removes the attempt from in_flight_ and makes its worker idle; false if unknown.
   bool Retire(Rank rank, TaskId task, int attempt, InFlight* attempt_out);
   double StragglerThreshold() const;
@@ -145,6 +150,7 @@ class Scheduler {
   std::vector<TaskState> state_;
   std::unordered_map<Rank, std::string> hosts_;  // every worker that joined
   std::unordered_map<std::string, int> ranks_per_host_;
+  size_t expected_workers_ = 0;  // SchedulerOptions::workers
   std::vector<Rank> committed_rank_;
   std::vector<int> committed_attempt_;
   DurationStats durations_;
