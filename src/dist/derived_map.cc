@@ -11,7 +11,6 @@
 #include "dist/wire.h"
 #include "sluice/base/random.h"
 #include "sluice/dist/locality.h"
-#include "sluice/format/record_reader.h"
 
 namespace sluice::dist {
 namespace {
@@ -70,16 +69,8 @@ class KeptMapAttempts final : public TaskHandler {
                   attempt);
     Attempt a{local_prefix_ + "-" + name, io::JoinPath(JobOutput::kJobDir, name), KeySample(0, 0)};
     MapOutput out(options_, a.local_run, Mix64(id));
-    SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(job_.in_fs, task.input));
-    ByteView record;
-    uint64_t index = 0;
-    while (true) {
-      SLUICE_ASSIGN_OR_RETURN(bool more, reader->Next(&record));
-      if (!more) break;
-      if ((index & 1023) == 0 && cancel.cancelled()) return Cancelled("another copy finished");
-      Status s = key_function_(record, id, index++, &out);
-      if (!s.ok()) return s.WithContext(task.input + ": record " + std::to_string(index - 1));
-    }
+    SLUICE_ASSIGN_OR_RETURN(uint64_t index,
+                            MapShard(job_.in_fs, task.input, id, key_function_, cancel, &out));
     SLUICE_RETURN_IF_ERROR(out.Close());
     a.sample = out.sample();
     {

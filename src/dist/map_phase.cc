@@ -14,6 +14,22 @@
 
 namespace sluice::dist {
 
+Result<uint64_t> MapShard(io::FileSystem* fs, const std::string& input, TaskId task,
+                          const KeyFunction& key_function, const io::CancelToken& cancel,
+                          MapOutput* out) {
+  SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(fs, input));
+  ByteView record;
+  uint64_t index = 0;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool more, reader->Next(&record));
+    if (!more) break;
+    if ((index & 1023) == 0 && cancel.cancelled()) return Cancelled("another copy finished");
+    Status s = key_function(record, task, index++, out);
+    if (!s.ok()) return s.WithContext(input + ": record " + std::to_string(index - 1));
+  }
+  return index;
+}
+
 AggregationOptions AggregationOptionsFor(const JobOptions& job, Merge merge, std::string stage) {
   AggregationOptions o;
   o.merge = merge;
@@ -88,16 +104,8 @@ class MapHandler final : public TaskHandler {
     std::string run =
         run_prefix_ + "-t" + std::to_string(task.id) + "-a" + std::to_string(attempt) + ".run";
     MapOutput out(options_, run, Mix64(task.id));
-    SLUICE_ASSIGN_OR_RETURN(auto reader, format::RecordReader::Open(fs_, task.input));
-    ByteView record;
-    uint64_t index = 0;
-    while (true) {
-      SLUICE_ASSIGN_OR_RETURN(bool more, reader->Next(&record));
-      if (!more) break;
-      if ((index & 1023) == 0 && cancel.cancelled()) return Cancelled("another copy finished");
-      Status s = key_function_(record, task.id, index++, &out);
-      if (!s.ok()) return s.WithContext(task.input + ": record " + std::to_string(index - 1));
-    }
+    SLUICE_ASSIGN_OR_RETURN(uint64_t index,
+                            MapShard(fs_, task.input, task.id, key_function_, cancel, &out));
     SLUICE_RETURN_IF_ERROR(out.Close());
     {
       std::lock_guard lock(mu_);

@@ -18,6 +18,12 @@ namespace sluice::dist {
 using KeyFunction =
     std::function<Status(ByteView record, TaskId task, uint64_t index, MapOutput* out)>;
 
+// Reads the shard `input` of task `task` (record by record) into key_function, stopping
+// when `cancel` is set; returns the records read. Errors name the shard and record.
+Result<uint64_t> MapShard(io::FileSystem* fs, const std::string& input, TaskId task,
+                          const KeyFunction& key_function, const io::CancelToken& cancel,
+                          MapOutput* out);
+
 struct MapPhaseResult {
   std::vector<std::string> runs;  // this rank's committed outputs
   std::vector<KeySample> samples;
