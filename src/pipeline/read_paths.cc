@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cache_hooks.h"
+#include "forwarding_source.h"
 #include "sluice/format/manifest.h"
 #include "sluice/pipeline/dataset.h"
 #include "sluice/table/table.h"
@@ -30,11 +31,11 @@ Status CheckTableRecords(const table::TableSelection& t, const RecordSource& sou
 // tables' versions as well as by their content: a state saved on version 1 is refused on
 // version 3, naming both, even where the two versions hold the same files (source.h: "a
 // dataset pinned to a table version supplies the table's own identity").
-class TableVersionSource final : public RecordSource {
+class TableVersionSource final : public ForwardingSource {
  public:
   TableVersionSource(std::shared_ptr<RecordSource> shards,
                      const std::vector<std::pair<table::TableSelection, size_t>>& tables)
-      : shards_(std::move(shards)), identity_(shards_->snapshot()) {
+      : ForwardingSource(std::move(shards)), identity_(inner().snapshot()) {
     std::string tables_named;
     for (const auto& [t, first] : tables) {
       identity_.fingerprint =
@@ -47,34 +48,7 @@ class TableVersionSource final : public RecordSource {
   }
   SnapshotIdentity snapshot() const override { return identity_; }
 
-  const std::vector<SourceDamage>& damage() const override { return shards_->damage(); }
-  const std::vector<uint64_t>& shard_records() const override { return shards_->shard_records(); }
-  const std::string& shard_name(uint32_t shard) const override {
-    return shards_->shard_name(shard);
-  }
-  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
-    return shards_->Read(shard, index, scratch);
-  }
-  bool reads_by_chunk() const override { return shards_->reads_by_chunk(); }
-  const std::vector<format::ShardChunk>& chunks(uint32_t shard) const override {
-    return shards_->chunks(shard);
-  }
-  void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
-                  const io::IoContext& context) const override {
-    shards_->FetchChunk(shard, chunk, std::move(done), context);
-  }
-  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
-                     format::DecodedChunk* out) const override {
-    return shards_->DecodeChunk(shard, chunk, std::move(fetched), out);
-  }
-  Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index, const format::ShardChunk& chunk,
-                               const format::DecodedChunk& decoded,
-                               std::string* scratch) const override {
-    return shards_->ReadInChunk(shard, index, chunk, decoded, scratch);
-  }
-
  private:
-  const std::shared_ptr<RecordSource> shards_;
   SnapshotIdentity identity_;
 };
 

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "pipeline/forwarding_source.h"
 #include "pipeline/state.h"
 #include "pipeline_test_util.h"
 #include "sluice/base/crc32c.h"
@@ -25,35 +26,16 @@ using testing::ParseId;
 using testing::StreamError;
 
 // Counts DecodeChunk calls per (epoch-agnostic) chunk of a wrapped source.
-class CountingSource final : public RecordSource {
+class CountingSource final : public ForwardingSource {
  public:
-  explicit CountingSource(std::shared_ptr<RecordSource> inner) : inner_(std::move(inner)) {}
-  const std::vector<uint64_t>& shard_records() const override { return inner_->shard_records(); }
-  const std::string& shard_name(uint32_t s) const override { return inner_->shard_name(s); }
-  Result<ByteView> Read(uint32_t shard, uint64_t index, std::string* scratch) const override {
-    return inner_->Read(shard, index, scratch);
-  }
-  SnapshotIdentity snapshot() const override { return inner_->snapshot(); }
-  bool reads_by_chunk() const override { return inner_->reads_by_chunk(); }
-  const std::vector<format::ShardChunk>& chunks(uint32_t shard) const override {
-    return inner_->chunks(shard);
-  }
-  void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
-                  const io::IoContext& context) const override {
-    inner_->FetchChunk(shard, chunk, std::move(done), context);
-  }
+  using ForwardingSource::ForwardingSource;
   Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
                      format::DecodedChunk* out) const override {
     {
       std::lock_guard<std::mutex> l(mu_);
       ++decodes_[{shard, chunk.first_record}];
     }
-    return inner_->DecodeChunk(shard, chunk, std::move(fetched), out);
-  }
-  Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index, const format::ShardChunk& chunk,
-                               const format::DecodedChunk& decoded,
-                               std::string* scratch) const override {
-    return inner_->ReadInChunk(shard, index, chunk, decoded, scratch);
+    return ForwardingSource::DecodeChunk(shard, chunk, std::move(fetched), out);
   }
   std::map<std::pair<uint32_t, uint64_t>, int> TakeDecodes() {
     std::lock_guard<std::mutex> l(mu_);
@@ -67,7 +49,6 @@ class CountingSource final : public RecordSource {
   }
 
  private:
-  std::shared_ptr<RecordSource> inner_;
   mutable std::mutex mu_;
   mutable std::map<std::pair<uint32_t, uint64_t>, int> decodes_;  // guarded by mu_
 };
