@@ -1,6 +1,7 @@
-// ShardReaderImpl's chunk path (shard_chunks.h): a chunk's records checked once as it is
-// decoded, then looked up; under kRecover a chunk or record the index misplaces re-indexes
-// the shard (ShardReader::Read says how positions are then served).
+// ShardReaderImpl's chunk path (shard_chunks.h): a chunk's records located once as it is
+// decoded, then looked up and checked as they are read; under kRecover a chunk or record
+// the index misplaces re-indexes the shard (ShardReader::Read says how positions are then
+// served).
 #include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/shard_reader_impl.h"
@@ -18,6 +19,7 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
   }
   Status decoded = DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out);
   out->record_offsets.clear();
+  out->record_lengths.clear();
   if (!decoded.ok()) {
     // Frames the index places where none decodes: under kRecover the shard is re-indexed and
     // every record of the chunk is read through the realigned index (RecordInChunk).
@@ -28,24 +30,51 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
     out->record_offsets.assign(chunk.records, kRecordFailedCheck);
     return Status::OK();
   }
-  // Checks every record now, in index order (the index's lookups in order are cheap), so
-  // that reading one later is a lookup: the CRC work moves to the decoding thread.
-  if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads check instead
-  out->record_offsets.reserve(chunk.records);
-  // A record that fails is marked, and so are those from an index entry that cannot be read
-  // (or a chunk beyond the index) on, whose walk error is dropped: a later read of such a
-  // record locates and checks it again and reports what is wrong (and, when the index does
-  // not frame a record there, re-indexes the shard under kRecover).
+  // Locates every record now, in index order (the index's lookups in order are cheap), so
+  // that reading one later is a lookup and a check of its own bytes.
+  if (out->bytes.size() >= kRecordFailedCheck) return Status::OK();  // reads locate instead
+  // A record the index places outside the chunk is marked, and so are those from an index
+  // entry that cannot be read (or a chunk beyond the index) on, whose walk error is dropped:
+  // a later read of such a record locates and checks it again and reports what is wrong
+  // (and, when the index does not frame a record there, re-indexes the shard under kRecover).
+  // What RecordOffsetInChunk does, inlined: this runs for every record of every chunk.
+  const bool uncompressed = codec() == Codec::kNone;
+  const uint64_t size = out->bytes.size();
+  const uint64_t* frame_starts = out->frame_starts.data();
+  const uint64_t known_frames = std::min<uint64_t>(chunk.frames, out->frame_starts.size());
+  out->record_offsets.assign(chunk.records, kRecordFailedCheck);
+  out->record_lengths.assign(chunk.records, 0);
+  uint32_t* offsets = out->record_offsets.data();
+  uint32_t* lengths = out->record_lengths.data();
   (void)index_->LocateRange(
       chunk.first_record, chunk.records,
       [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
-        uint64_t begin = 0;
-        const bool ok = RecordOffsetInChunk(r, f, chunk, *out, &begin) &&
-                        CheckRecord(i, r, f, out->bytes.data() + begin).ok();
-        out->record_offsets.push_back(ok ? static_cast<uint32_t>(begin) : kRecordFailedCheck);
+        const uint64_t frame = r.frame - chunk.first_frame;  // wraps when before the chunk
+        if (frame >= (uncompressed ? chunk.frames : known_frames)) return;
+        const uint64_t begin = r.offset_in_frame + (uncompressed ? f.file_offset - chunk.file_offset
+                                                                 : frame_starts[frame]);
+        if (r.length >= kRecordFailedCheck || begin + r.length + kRecordOverheadBytes > size) {
+          return;
+        }
+        offsets[i - chunk.first_record] = static_cast<uint32_t>(begin);
+        lengths[i - chunk.first_record] = static_cast<uint32_t>(r.length);
       });
-  out->record_offsets.resize(chunk.records, kRecordFailedCheck);
   return Status::OK();
+}
+
+const char* ShardReaderImpl::LocatedIntact(const DecodedChunk& decoded, uint64_t j) const {
+  if (j >= decoded.record_offsets.size() || decoded.record_offsets[j] == kRecordFailedCheck) {
+    return nullptr;
+  }
+  const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
+  uint64_t length = 0;
+  // In bounds: DecodeChunk placed the record's framing, of the index's length, in the chunk.
+  if (CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length) != HeaderCheck::kOk ||
+      length != decoded.record_lengths[j] ||
+      (options_.verify_crc && !PayloadCrcMatches(framed + kRecordHeaderBytes, length))) {
+    return nullptr;
+  }
+  return framed;
 }
 
 bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f,
@@ -71,15 +100,10 @@ Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& ch
     return Internal(path() + ": record " + std::to_string(i) +
                     " is not in the chunk at file offset " + std::to_string(chunk.file_offset));
   }
-  const uint64_t j = i - chunk.first_record;
-  const bool checked =
-      j < decoded.record_offsets.size() && decoded.record_offsets[j] != kRecordFailedCheck;
+  const char* intact = LocatedIntact(decoded, i - chunk.first_record);
   const RealignedIndex* realigned = this->realigned();
   if (realigned == nullptr) {
-    if (checked) {
-      const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
-      return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));  // checked at decode
-    }
+    if (intact != nullptr) return ByteView(intact + kRecordHeaderBytes, DecodeFixed64(intact));
     IndexRecord r;
     IndexFrame f;
     SLUICE_RETURN_IF_ERROR(Locate(i, &r, &f));
@@ -100,9 +124,8 @@ Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& ch
   // from the chunk; one that moved is read where the data holds it.
   const uint64_t record = realigned->map[i];
   if (record == kPositionLost) return LostError(*realigned, i);
-  if (checked && (record & kRecordMoved) == 0) {
-    const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
-    return ByteView(framed + kRecordHeaderBytes, DecodeFixed64(framed));
+  if (intact != nullptr && (record & kRecordMoved) == 0) {
+    return ByteView(intact + kRecordHeaderBytes, DecodeFixed64(intact));
   }
   SLUICE_RETURN_IF_ERROR(ReadRealigned(*realigned, i, scratch));
   return ByteView(*scratch);

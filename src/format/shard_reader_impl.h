@@ -47,6 +47,10 @@ class ShardReaderImpl final : public ShardReader {
   // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
   bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
                            const DecodedChunk& decoded, uint64_t* begin) const;
+  // The framed bytes of the chunk's record j where DecodeChunk located it, when they pass
+  // CheckRecord's checks there; nullptr otherwise (not located, or damaged: the caller
+  // locates the record again to say what is wrong).
+  const char* LocatedIntact(const DecodedChunk& decoded, uint64_t j) const;
 
  private:
   // Reads entry `entry` of `index` (this reader's own, or the realigned one; `cache_id`

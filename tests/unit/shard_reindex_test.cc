@@ -181,6 +181,49 @@ TEST_P(ShardReindexUncompressed, DamagedPayloadUnderAnIntactHeaderIsThatRecordsE
   EXPECT_EQ(got, expected);
 }
 
+// DecodeChunk only locates a chunk's records; each read checks its own (so that the first
+// batch after a start waits for the checks of its records only, not of whole chunks): bytes
+// damaged in the decoded chunk after its decode are never returned. A damaged payload is
+// that record's error; a damaged header too, unless kRecover, which re-indexes the shard
+// and serves the record from the (intact) file.
+TEST_P(ShardReindex, ARecordOfADecodedChunkIsCheckedWhenItIsRead) {
+  const auto records = Payloads(12, {40, 90});
+  RecordWriterOptions o;
+  o.codec = GetParam();
+  ASSERT_TRUE(WriteShard(fs_.get(), path_, records, o).ok());
+  for (ShardDamagePolicy policy : {ShardDamagePolicy::kFail, ShardDamagePolicy::kRecover}) {
+    auto reader = Open(policy);
+    ASSERT_NE(reader, nullptr);
+    const ShardChunk& chunk = reader->chunks().front();
+    ASSERT_GE(chunk.records, 6u);
+    std::string fetched(chunk.file_bytes, '\0');
+    auto got = reader->file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
+    ASSERT_TRUE(got.ok());
+    fetched.assign(got->data(), got->size());
+    DecodedChunk decoded;
+    ASSERT_TRUE(reader->DecodeChunk(chunk, std::move(fetched), &decoded).ok());
+    ASSERT_EQ(decoded.record_offsets.size(), chunk.records);
+    decoded.bytes[decoded.record_offsets[3] + kRecordHeaderBytes + 5] ^= 1;  // payload
+    decoded.bytes[decoded.record_offsets[4] + 2] ^= 1;                      // length
+    std::string scratch;
+    for (uint64_t i = 0; i < chunk.records; ++i) {
+      Result<ByteView> r = reader->RecordInChunk(chunk.first_record + i, chunk, decoded, &scratch);
+      if (i == 3) {
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.status().message().find("payload CRC mismatch"), std::string::npos)
+            << r.status().ToString();
+      } else if (i == 4 && policy == ShardDamagePolicy::kFail) {
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.status().message().find("length CRC mismatch"), std::string::npos)
+            << r.status().ToString();
+      } else {
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        EXPECT_EQ(std::string(*r), records[chunk.first_record + i]);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(None, ShardReindexUncompressed, ::testing::Values(Codec::kNone),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 INSTANTIATE_TEST_SUITE_P(Codecs, ShardReindex, ::testing::Values(Codec::kNone, Codec::kZstd),

@@ -36,17 +36,21 @@ struct DecodedChunk {
   // Compressed codecs: decoded offset of frame first_frame + i. Empty for codec none, whose
   // decoded bytes are the file bytes (a record's offset follows from its file offset).
   std::vector<uint64_t> frame_starts;
-  // ShardReader::DecodeChunk checks every record of the chunk as it decodes it (header,
-  // length against the index, payload CRC) and keeps, for record first_record + j, the
-  // offset of its framed bytes here, or kRecordFailedCheck; a later read of a checked record
-  // is then a lookup. Empty: not checked (each read locates and checks its record).
+  // ShardReader::DecodeChunk locates every record of the chunk as it decodes it (the index
+  // walked once, in order) and keeps, for record first_record + j, the offset of its framed
+  // bytes and the length the index gives it, or kRecordFailedCheck where the index does not
+  // place the record inside the chunk. A read checks its record there (header, length
+  // against the index, payload CRC: the first batch after a start waits for the checks of
+  // its own records only) and, when that fails, locates it again through the index and
+  // reports what is wrong. Empty: not located (each read locates its record).
   std::vector<uint32_t> record_offsets;
+  std::vector<uint32_t> record_lengths;
   // A buffer DecodeChunk is done with, for the caller to reuse: the fetched bytes once
   // decompressed, or (codec none, whose fetched bytes become `bytes`) what `bytes` held.
   std::string spare;
   uint64_t memory_bytes() const {
     return bytes.capacity() + frame_starts.capacity() * sizeof(uint64_t) +
-           record_offsets.capacity() * sizeof(uint32_t);
+           (record_offsets.capacity() + record_lengths.capacity()) * sizeof(uint32_t);
   }
 };
 inline constexpr uint32_t kRecordFailedCheck = UINT32_MAX;
