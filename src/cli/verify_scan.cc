@@ -1,5 +1,6 @@
 #include "cli/verify_scan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -41,7 +42,7 @@ CleanRange ScanCleanRange(const io::RandomAccessFile& file, uint64_t begin, uint
                           uint64_t first_number, uint64_t max_record_bytes) {
   CleanRange out;
   if (begin > end || end > file.size()) return out;
-  size_t capacity = std::max(t_buffer.capacity, kReadBytes);
+  size_t capacity = kReadBytes;  // bytes of the buffer in use: more only for a long record
   char* buf = t_buffer.Reserve(capacity);
   uint64_t base = begin;  // file offset of buf[0]
   size_t held = 0;        // bytes of buf filled
@@ -75,6 +76,7 @@ CleanRange ScanCleanRange(const io::RandomAccessFile& file, uint64_t begin, uint
       std::memmove(buf, buf + at, held - at);
       base += at;
       held -= at;
+      capacity = std::max(kReadBytes, held);  // back to short reads after a long record
       continue;
     }
     if (held < capacity) continue;
@@ -87,10 +89,12 @@ CleanRange ScanCleanRange(const io::RandomAccessFile& file, uint64_t begin, uint
       return out;
     }
     capacity = static_cast<size_t>(length + format::kRecordOverheadBytes);
-    auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
-    std::memcpy(bigger.get(), buf, held);
-    t_buffer.bytes = std::move(bigger);
-    t_buffer.capacity = capacity;
+    if (t_buffer.capacity < capacity) {
+      auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
+      std::memcpy(bigger.get(), buf, held);
+      t_buffer.bytes = std::move(bigger);
+      t_buffer.capacity = capacity;
+    }
     buf = t_buffer.bytes.get();
   }
 }
