@@ -8,8 +8,9 @@ then runs, interleaved --repeat times so both meet the same load:
   sluice verify DIR                 (every record's two CRCs and every index entry checked,
                                      shards in parallel on the machine's cores)
 and prints the best wall and CPU time of each and the ratio cat / verify (1.0x = verify as
-fast as cat; goal >= 0.8x on wall time with the machine's cores). Files are read once
-beforehand so both read from the page cache.
+fast as cat; goal >= 0.8x on wall time with the machine's cores) and the load average (the
+ratio moves with it: other load slows the copy out of the page cache both pay). Files are
+read once beforehand so both read from the page cache.
 
 Reproduce: make build && /usr/bin/python3 bench/format/verify_vs_cat.py [--mb 1024]
 """
@@ -78,8 +79,9 @@ def main():
             for name, argv in (("cat", cat), ("verify", verify)):
                 wall, cpu = timed(argv)
                 best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
+        load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"{len(shards)} uncompressed shards, {total / 2**20:.0f} MiB, {os.cpu_count()} CPUs; "
-              f"best of {args.repeat}")
+              f"best of {args.repeat}; load average {load} (1 / 5 / 15 min, at the end)")
         print(f"{'contender':<28} {'wall s':>8} {'cpu s':>8} {'GB/s (wall)':>12}")
         for name, argv in (("cat SHARD... > /dev/null", "cat"), ("sluice verify DIR", "verify")):
             w, c = best[argv]

@@ -412,6 +412,58 @@ def test_verify_lists_faults_of_many_shards_in_shard_order(tmp_path, codec):
     assert firsts == [str(s) for s in damaged], r.stdout
 
 
+def one_shard_dataset(tmp_path, lengths):
+    """A dataset of one uncompressed shard holding a record per length; its shard path."""
+    src = tmp_path / "data.jsonl"
+    src.write_text("".join(json.dumps({"text": f"r{i} " + "w" * n}) + "\n"
+                           for i, n in enumerate(lengths)))
+    out = tmp_path / "out"
+    sluice("convert", "jsonl", src, out, "--codec", "none", check=0)
+    return out, next(p for p in out.iterdir() if p.name.endswith(".tfrecord"))
+
+
+def test_verify_finds_a_flipped_byte_in_the_second_half_of_a_split_shard(tmp_path):
+    # One shard on several threads: verify splits it at a record boundary from the index.
+    # The damage in the second piece is named by the same file:offset as a sequential read.
+    out, shard = one_shard_dataset(tmp_path, [300 + i % 7 for i in range(2000)])
+    data = bytearray(shard.read_bytes())
+    spans = record_spans(bytes(data))
+    offset, payload = spans[1700]
+    data[offset + 12 + len(payload) // 2] ^= 0x10
+    shard.write_bytes(bytes(data))
+    r = sluice("verify", out, check=1)
+    assert re.findall(r"^(.+):(\d+): (.+)$", r.stdout, re.M) == [
+        (str(shard), str(offset), f"payload CRC mismatch ({len(payload) + 16} bytes skipped)")
+    ], r.stdout
+    assert "1999 records: 1 fault(s)" in r.stdout
+
+
+def test_verify_names_a_truncated_shard(tmp_path):
+    out, shard = one_shard_dataset(tmp_path, [300] * 500)
+    size = shard.stat().st_size
+    last, payload = record_spans(shard.read_bytes())[-1]
+    os.truncate(shard, size - 100)
+    r = sluice("verify", out, check=1)
+    remain = size - 100 - last
+    assert f"{shard}:{last}: truncated record: length {len(payload)} needs " \
+           f"{len(payload) + 16} bytes, {remain} remain ({remain} bytes skipped)" in r.stdout
+    assert f"manifest says {size} bytes, the file has {size - 100}" in r.stdout
+    assert "499 records: 2 fault(s)" in r.stdout
+
+
+def test_verify_checks_records_longer_than_its_read_buffer(tmp_path):
+    out, shard = one_shard_dataset(tmp_path, [10, 700_000, 20, 900_000, 30])
+    r = sluice("verify", out, check=0)
+    assert "5 records: no faults" in r.stdout
+    data = bytearray(shard.read_bytes())
+    offset, payload = record_spans(bytes(data))[3]
+    data[offset + 12 + 800_000] ^= 0x01
+    shard.write_bytes(bytes(data))
+    r = sluice("verify", out, check=1)
+    assert f"{shard}:{offset}: payload CRC mismatch" in r.stdout, r.stdout
+    assert "4 records: 1 fault(s)" in r.stdout
+
+
 # --- index and inspect of foreign TFRecord files ---------------------------------------
 
 def foreign_examples(example_pb2):
