@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <future>
@@ -39,11 +40,6 @@ const std::string* HttpResponse::Header(std::string_view name) const {
 }
 
 namespace {
-
-void GlobalInitCurl() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
@@ -92,6 +88,8 @@ class HttpEngine::Impl {
   };
 
   void Loop();
+  void LoopWithoutCurl();
+  void Wake();       // wakes the engine thread; from any thread
   bool TakeInbox();  // false once stopping
   void StartReady();
   void StartTransfer(Pending* p, bool hedge);
@@ -112,7 +110,12 @@ class HttpEngine::Impl {
   std::vector<RequestId> cancels_;               // guarded by mu_
   bool stopping_ = false;                        // guarded by mu_
 
+  // Why libcurl could not be loaded (then curl_ is null and every request fails with it).
+  Status curl_error_;
+  std::condition_variable curl_missing_wake_;  // wakes LoopWithoutCurl; with mu_
+
   std::atomic<RequestId> next_id_{1};
+  const internal::CurlApi* curl_ = nullptr;
   CURLM* multi_ = nullptr;
   std::unordered_map<RequestId, std::unique_ptr<Pending>> pending_;
   std::deque<RequestId> ready_;  // waiting for a slot (ids of finished requests are skipped)
@@ -160,10 +163,16 @@ HttpEngine::Impl::Impl(HttpEngineOptions options)
       default_retry_(options_.retry != nullptr ? options_.retry
                                                : std::make_shared<const RetryPolicy>()),
       limits_{options_.connect_timeout, options_.stall_timeout, options_.max_body_bytes} {
-  GlobalInitCurl();
-  multi_ = curl_multi_init();
+  Result<const internal::CurlApi*> curl = internal::LoadCurl();
+  if (!curl.ok()) {
+    curl_error_ = curl.status();
+    thread_ = std::thread([this] { LoopWithoutCurl(); });
+    return;
+  }
+  curl_ = *curl;
+  multi_ = curl_->multi_init();
   // Keep a connection per transfer slot for reuse; we cap concurrency ourselves.
-  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.max_in_flight * 2));
+  curl_->multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.max_in_flight * 2));
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -172,10 +181,19 @@ HttpEngine::Impl::~Impl() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  curl_multi_wakeup(multi_);
+  Wake();
   thread_.join();
-  for (CURL* e : idle_handles_) curl_easy_cleanup(e);
-  curl_multi_cleanup(multi_);
+  if (curl_ == nullptr) return;
+  for (CURL* e : idle_handles_) curl_->easy_cleanup(e);
+  curl_->multi_cleanup(multi_);
+}
+
+void HttpEngine::Impl::Wake() {
+  if (curl_ != nullptr) {
+    curl_->multi_wakeup(multi_);
+  } else {
+    curl_missing_wake_.notify_one();
+  }
 }
 
 HttpEngine::RequestId HttpEngine::Impl::Submit(HttpRequest request, HttpCallback done) {
@@ -189,7 +207,7 @@ HttpEngine::RequestId HttpEngine::Impl::Submit(HttpRequest request, HttpCallback
     inbox_.push_back(std::move(p));
   }
   queued_.fetch_add(1, std::memory_order_relaxed);
-  curl_multi_wakeup(multi_);
+  Wake();
   return id;
 }
 
@@ -198,7 +216,7 @@ void HttpEngine::Impl::Cancel(RequestId id) {
     std::lock_guard<std::mutex> lock(mu_);
     cancels_.push_back(id);
   }
-  curl_multi_wakeup(multi_);
+  Wake();
 }
 
 HttpEngineStats HttpEngine::Impl::Stats() const {
@@ -223,12 +241,12 @@ void HttpEngine::Impl::Loop() {
     FireTimers();
     StartReady();
     int still_running = 0;
-    curl_multi_perform(multi_, &still_running);
+    curl_->multi_perform(multi_, &still_running);
     HandleFirstBytes();
     CollectDone();
     StartReady();
     if (cancellable_ > 0 && Clock::now() >= next_cancel_scan_) ScanCancelTokens();
-    curl_multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
+    curl_->multi_poll(multi_, nullptr, 0, PollTimeoutMs(), nullptr);
   }
   // Shutting down: every request still here ends with Cancelled.
   std::vector<RequestId> ids;
@@ -238,6 +256,23 @@ void HttpEngine::Impl::Loop() {
     if (it != pending_.end()) {
       Finish(it->second.get(), Cancelled(Describe(*it->second) + ": HTTP engine shut down"));
     }
+  }
+}
+
+// Without libcurl the engine still keeps its contract (each callback runs once, on this
+// thread, never inside Submit): every request fails at once with why libcurl is missing.
+void HttpEngine::Impl::LoopWithoutCurl() {
+  for (bool running = true; running;) {
+    running = TakeInbox();
+    while (!pending_.empty()) {
+      Pending* p = pending_.begin()->second.get();
+      Finish(p, curl_error_.WithContext(Describe(*p)));
+    }
+    ready_.clear();
+    timers_ = {};
+    std::unique_lock<std::mutex> lock(mu_);
+    curl_missing_wake_.wait(lock,
+                            [this] { return stopping_ || !inbox_.empty() || !cancels_.empty(); });
   }
 }
 
@@ -321,7 +356,7 @@ void HttpEngine::Impl::StartTransfer(Pending* p, bool hedge) {
     t->easy = idle_handles_.back();
     idle_handles_.pop_back();
   } else {
-    t->easy = curl_easy_init();
+    t->easy = curl_->easy_init();
   }
   t->request_id = p->id;
   t->is_hedge = hedge;
@@ -342,18 +377,18 @@ void HttpEngine::Impl::StartTransfer(Pending* p, bool hedge) {
   if (p->request.body != nullptr) {
     bytes_sent_.fetch_add(p->request.body->size(), std::memory_order_relaxed);
   }
-  curl_multi_add_handle(multi_, t->easy);
+  curl_->multi_add_handle(multi_, t->easy);
 }
 
 // Removes one transfer of `p` (finished, lost a hedge race, or cancelled) and recycles its
 // handle. Never called from inside a curl callback.
 void HttpEngine::Impl::DropTransfer(Pending* p, Transfer* t) {
-  curl_multi_remove_handle(multi_, t->easy);
+  curl_->multi_remove_handle(multi_, t->easy);
   auto& list = p->transfers;
   list.erase(std::remove(list.begin(), list.end(), t), list.end());
   if (!t->is_hedge) --running_;
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  curl_easy_reset(t->easy);
+  curl_->easy_reset(t->easy);
   idle_handles_.push_back(t->easy);
   t->easy = nullptr;
   delete t;
@@ -394,10 +429,10 @@ void HttpEngine::Impl::HandleFirstBytes() {
 
 void HttpEngine::Impl::CollectDone() {
   int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+  while (CURLMsg* msg = curl_->multi_info_read(multi_, &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
     Transfer* t = nullptr;
-    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+    curl_->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
     OnTransferDone(t, msg->data.result);
   }
 }
@@ -405,7 +440,7 @@ void HttpEngine::Impl::CollectDone() {
 void HttpEngine::Impl::OnTransferDone(Transfer* t, CURLcode code) {
   Pending* p = pending_.at(t->request_id).get();  // a transfer never outlives its request
   long status = 0;
-  curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+  curl_->easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
   if (status != 0) t->response.status = status;
   internal::AttemptResult result = internal::ClassifyAttempt(code, *t, p->request, *p->retry);
   HttpResponse response = std::move(t->response);

@@ -93,32 +93,33 @@ std::string AsciiLower(std::string_view s) {
 }
 
 Transfer::~Transfer() {
-  if (header_list != nullptr) curl_slist_free_all(header_list);
+  if (header_list != nullptr) Curl().slist_free_all(header_list);
 }
 
 void SetUpTransfer(const HttpRequest& attempt, const TransferLimits& limits, Transfer* t) {
+  const CurlApi& curl = Curl();
   CURL* e = t->easy;
-  curl_easy_setopt(e, CURLOPT_URL, attempt.url.c_str());
-  curl_easy_setopt(e, CURLOPT_PRIVATE, t);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // object keys may hold "/../"
-  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count()));
+  curl.easy_setopt(e, CURLOPT_URL, attempt.url.c_str());
+  curl.easy_setopt(e, CURLOPT_PRIVATE, t);
+  curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl.easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // object keys may hold "/../"
+  curl.easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+  curl.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl.easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count()));
   // A transfer moving less than one byte per second for the stall time fails (whole seconds).
   const long stall_seconds =
       std::max<long>(1, static_cast<long>((limits.stall_timeout.count() + 999) / 1000));
-  curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, stall_seconds);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+  curl.easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl.easy_setopt(e, CURLOPT_LOW_SPEED_TIME, stall_seconds);
+  curl.easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+  curl.easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl.easy_setopt(e, CURLOPT_HEADERDATA, t);
+  curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl.easy_setopt(e, CURLOPT_WRITEDATA, t);
   if (attempt.follow_redirects) {
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+    curl.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl.easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
   }
 
   const std::string& method = attempt.method;
@@ -126,29 +127,29 @@ void SetUpTransfer(const HttpRequest& attempt, const TransferLimits& limits, Tra
   for (const auto& [name, value] : attempt.headers) {
     if (AsciiLower(name) == "content-type") has_content_type = true;
     std::string line = name + (value.empty() ? ";" : ": " + value);  // "X;" sends "X:" empty
-    t->header_list = curl_slist_append(t->header_list, line.c_str());
+    t->header_list = curl.slist_append(t->header_list, line.c_str());
   }
   // No "Expect: 100-continue" round trip before bodies; no form content type curl would add.
-  t->header_list = curl_slist_append(t->header_list, "Expect:");
+  t->header_list = curl.slist_append(t->header_list, "Expect:");
   if (method == "HEAD") {
-    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    curl.easy_setopt(e, CURLOPT_NOBODY, 1L);
   } else if (method == "GET" && attempt.body == nullptr) {
-    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    curl.easy_setopt(e, CURLOPT_HTTPGET, 1L);
   } else {
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method.c_str());
+    curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, method.c_str());
     if (attempt.body != nullptr || method == "PUT" || method == "POST") {
       static const std::string kEmpty;
       const std::string& body = attempt.body != nullptr ? *attempt.body : kEmpty;
-      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-      curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.data());
-      if (!has_content_type) t->header_list = curl_slist_append(t->header_list, "Content-Type:");
+      curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      curl.easy_setopt(e, CURLOPT_POSTFIELDS, body.data());
+      if (!has_content_type) t->header_list = curl.slist_append(t->header_list, "Content-Type:");
     }
   }
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->header_list);
+  curl.easy_setopt(e, CURLOPT_HTTPHEADER, t->header_list);
   // libcurl silently sends a request again when a reused connection turns out dead before
   // the first reply byte, though the server may have acted on it: a request that must not be
   // repeated (a WebHDFS APPEND) gets a connection of its own.
-  if (!attempt.retry) curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+  if (!attempt.retry) curl.easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
   t->expected_body_bytes = attempt.expected_body_bytes;
   t->max_body_bytes = limits.max_body_bytes;
 }
@@ -167,7 +168,7 @@ AttemptResult ClassifyAttempt(CURLcode code, const Transfer& t, const HttpReques
   }
   if (code != CURLE_OK) {
     r.failure = FailureOf(KindOf(code));
-    std::string detail = t.error[0] != '\0' ? t.error : curl_easy_strerror(code);
+    std::string detail = t.error[0] != '\0' ? t.error : Curl().easy_strerror(code);
     r.description = detail + " (curl error " + std::to_string(static_cast<int>(code)) + ")";
     return r;
   }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/curl_api.h"
 #include "sluice/io/http_engine.h"
 
 namespace sluice::io::internal {
