@@ -83,20 +83,18 @@ std::string ShardReaderImpl::Where(uint64_t i, const IndexRecord& r, const Index
 // Checks the framed record at `framed` (header, payload, footer) against the index.
 Status ShardReaderImpl::CheckRecord(uint64_t i, const IndexRecord& r, const IndexFrame& f,
                                     const char* framed, bool* misplaced) const {
+  HeaderCheck header = HeaderCheck::kOk;
   uint64_t length = 0;
-  HeaderCheck check = CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length);
-  if (check != HeaderCheck::kOk || length != r.length) {
-    if (misplaced != nullptr) *misplaced = true;
-    if (check != HeaderCheck::kOk) {
-      return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(check, length, UINT64_MAX));
-    }
-    return DataLoss(Where(i, r, f) + ": length " + std::to_string(length) +
-                    " disagrees with the index (" + std::to_string(r.length) + ")");
+  const FramedFault fault =
+      CheckFramedRecord(framed, r.length, options_.verify_crc, &header, &length);
+  if (fault == FramedFault::kNone) return Status::OK();
+  if (fault == FramedFault::kPayload) return DataLoss(Where(i, r, f) + ": payload CRC mismatch");
+  if (misplaced != nullptr) *misplaced = true;
+  if (fault == FramedFault::kHeader) {
+    return DataLoss(Where(i, r, f) + ": " + HeaderFaultReason(header, length, UINT64_MAX));
   }
-  if (options_.verify_crc && !PayloadCrcMatches(framed + kRecordHeaderBytes, length)) {
-    return DataLoss(Where(i, r, f) + ": payload CRC mismatch");
-  }
-  return Status::OK();
+  return DataLoss(Where(i, r, f) + ": length " + std::to_string(length) +
+                  " disagrees with the index (" + std::to_string(r.length) + ")");
 }
 
 Status ShardReaderImpl::Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const {

@@ -7,6 +7,26 @@
 #include "format/shard_reader_impl.h"
 
 namespace sluice::format {
+namespace {
+
+// Where record (r, f) starts in the decoded chunk; false when the index places it outside.
+// `uncompressed`: codec none, whose decoded bytes are the file's.
+bool OffsetInChunk(bool uncompressed, const IndexRecord& r, const IndexFrame& f,
+                   const ShardChunk& chunk, const DecodedChunk& decoded, uint64_t* begin) {
+  const uint64_t frame = r.frame - chunk.first_frame;
+  if (r.frame < chunk.first_frame || frame >= chunk.frames) return false;
+  *begin = r.offset_in_frame;
+  if (uncompressed) {
+    *begin += f.file_offset - chunk.file_offset;
+  } else if (frame < decoded.frame_starts.size()) {
+    *begin += decoded.frame_starts[frame];
+  } else {
+    return false;
+  }
+  return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
+}
+
+}  // namespace
 
 Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
                                     DecodedChunk* out) const {
@@ -37,27 +57,18 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
   // entry that cannot be read (or a chunk beyond the index) on, whose walk error is dropped:
   // a later read of such a record locates and checks it again and reports what is wrong
   // (and, when the index does not frame a record there, re-indexes the shard under kRecover).
-  // What RecordOffsetInChunk does, inlined: this runs for every record of every chunk.
   const bool uncompressed = codec() == Codec::kNone;
-  const uint64_t size = out->bytes.size();
-  const uint64_t* frame_starts = out->frame_starts.data();
-  const uint64_t known_frames = std::min<uint64_t>(chunk.frames, out->frame_starts.size());
   out->record_offsets.assign(chunk.records, kRecordFailedCheck);
   out->record_lengths.assign(chunk.records, 0);
-  uint32_t* offsets = out->record_offsets.data();
-  uint32_t* lengths = out->record_lengths.data();
   (void)index_->LocateRange(
       chunk.first_record, chunk.records,
       [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
-        const uint64_t frame = r.frame - chunk.first_frame;  // wraps when before the chunk
-        if (frame >= (uncompressed ? chunk.frames : known_frames)) return;
-        const uint64_t begin = r.offset_in_frame + (uncompressed ? f.file_offset - chunk.file_offset
-                                                                 : frame_starts[frame]);
-        if (r.length >= kRecordFailedCheck || begin + r.length + kRecordOverheadBytes > size) {
-          return;
+        uint64_t begin = 0;
+        if (r.length < kRecordFailedCheck &&
+            OffsetInChunk(uncompressed, r, f, chunk, *out, &begin)) {
+          out->record_offsets[i - chunk.first_record] = static_cast<uint32_t>(begin);
+          out->record_lengths[i - chunk.first_record] = static_cast<uint32_t>(r.length);
         }
-        offsets[i - chunk.first_record] = static_cast<uint32_t>(begin);
-        lengths[i - chunk.first_record] = static_cast<uint32_t>(r.length);
       });
   return Status::OK();
 }
@@ -67,30 +78,13 @@ const char* ShardReaderImpl::LocatedIntact(const DecodedChunk& decoded, uint64_t
     return nullptr;
   }
   const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
+  HeaderCheck header = HeaderCheck::kOk;
   uint64_t length = 0;
   // In bounds: DecodeChunk placed the record's framing, of the index's length, in the chunk.
-  if (CheckRecordHeader(framed, UINT64_MAX, options_.verify_crc, &length) != HeaderCheck::kOk ||
-      length != decoded.record_lengths[j] ||
-      (options_.verify_crc && !PayloadCrcMatches(framed + kRecordHeaderBytes, length))) {
-    return nullptr;
-  }
-  return framed;
-}
-
-bool ShardReaderImpl::RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f,
-                                          const ShardChunk& chunk, const DecodedChunk& decoded,
-                                          uint64_t* begin) const {
-  const uint64_t frame = r.frame;
-  if (frame < chunk.first_frame || frame - chunk.first_frame >= chunk.frames) return false;
-  *begin = r.offset_in_frame;
-  if (codec() == Codec::kNone) {
-    *begin += f.file_offset - chunk.file_offset;
-  } else if (frame - chunk.first_frame < decoded.frame_starts.size()) {
-    *begin += decoded.frame_starts[frame - chunk.first_frame];
-  } else {
-    return false;
-  }
-  return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
+  return CheckFramedRecord(framed, decoded.record_lengths[j], options_.verify_crc, &header,
+                           &length) == FramedFault::kNone
+             ? framed
+             : nullptr;
 }
 
 Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,
@@ -110,7 +104,7 @@ Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& ch
     uint64_t begin = 0;
     bool misplaced = false;
     Status s;
-    if (!RecordOffsetInChunk(r, f, chunk, decoded, &begin)) {
+    if (!OffsetInChunk(codec() == Codec::kNone, r, f, chunk, decoded, &begin)) {
       misplaced = true;
       s = DataLoss(Where(i, r, f) + ": the index places the record outside its chunk");
     } else {

@@ -44,9 +44,6 @@ class ShardReaderImpl final : public ShardReader {
                      DecodedChunk* out) const override;
   Result<ByteView> RecordInChunk(uint64_t i, const ShardChunk& chunk, const DecodedChunk& decoded,
                                  std::string* scratch) const override;
-  // Where record (r, f) starts in the decoded chunk; false when the index places it outside.
-  bool RecordOffsetInChunk(const IndexRecord& r, const IndexFrame& f, const ShardChunk& chunk,
-                           const DecodedChunk& decoded, uint64_t* begin) const;
   // The framed bytes of the chunk's record j where DecodeChunk located it, when they pass
   // CheckRecord's checks there; nullptr otherwise (not located, or damaged: the caller
   // locates the record again to say what is wrong).
