@@ -78,13 +78,32 @@ ChunkOrder::Window ChunkOrder::WindowAt(uint64_t position) const {
 ChunkOrder::Place ChunkOrder::At(uint64_t position) const {
   assert(position < total_);
   const Window w = WindowAt(position);
-  const uint64_t q = position / lanes_;
-  const Permutation in_window(w.end - w.first,
-                              CombineKey(CombineKey(window_key_, w.lane), w.index));
-  const uint64_t t = LaneBegin(w.lane) + w.first + in_window.Apply(q - w.first);
+  return PlaceIn(w, RecordsIn(w), position / lanes_);
+}
+
+Permutation ChunkOrder::RecordsIn(const Window& w) const {
+  return Permutation(w.end - w.first, CombineKey(CombineKey(window_key_, w.lane), w.index));
+}
+
+ChunkOrder::Place ChunkOrder::PlaceIn(const Window& w, const Permutation& records,
+                                      uint64_t q) const {
+  const uint64_t t = LaneBegin(w.lane) + w.first + records.Apply(q - w.first);
   const uint64_t slot = SlotOf(t, w.first_slot, w.end_slot);
   const uint64_t chunk = slot_chunk_[slot];
   return Place{(*chunk_starts_)[chunk] + (t - slot_starts_[slot]), chunk};
+}
+
+ChunkOrder::Place ChunkOrder::Placer::At(uint64_t position) {
+  assert(position < order_->total_);
+  const uint32_t lane = static_cast<uint32_t>(position % order_->lanes_);
+  const uint64_t q = position / order_->lanes_;
+  Cached& c = cached_[lane % cached_.size()];
+  if (!c.valid || c.window.lane != lane || q < c.window.first || q >= c.window.end) {
+    c.window = order_->WindowAt(position);
+    c.records = order_->RecordsIn(c.window);
+    c.valid = true;
+  }
+  return order_->PlaceIn(c.window, c.records, q);
 }
 
 }  // namespace sluice::pipeline

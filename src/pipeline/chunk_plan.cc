@@ -24,6 +24,8 @@ Result<std::shared_ptr<const SnapshotChunks>> SnapshotChunks::Of(const RecordSou
                                " with " + std::to_string(c.records) + ")");
       }
       starts->push_back(id + next);
+      out->chunk_shard_.push_back(s);
+      out->chunk_index_.push_back(next);
       next += c.records;
       out->decoded_bytes_ += c.decoded_bytes;
     }
@@ -40,10 +42,7 @@ Result<std::shared_ptr<const SnapshotChunks>> SnapshotChunks::Of(const RecordSou
   return std::shared_ptr<const SnapshotChunks>(std::move(out));
 }
 
-uint32_t SnapshotChunks::ShardOf(uint64_t chunk) const {
-  auto it = std::upper_bound(shard_first_chunk_.begin(), shard_first_chunk_.end() - 1, chunk);
-  return static_cast<uint32_t>(it - shard_first_chunk_.begin()) - 1;
-}
+uint32_t SnapshotChunks::ShardOf(uint64_t chunk) const { return chunk_shard_[chunk]; }
 
 const format::ShardChunk& SnapshotChunks::Info(uint64_t chunk) const {
   const uint32_t shard = ShardOf(chunk);

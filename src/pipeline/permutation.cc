@@ -46,16 +46,14 @@ void Permutation::BuildTable(uint64_t key) {
 }
 
 // Rounds alternate: even rounds change the right half from the left, odd rounds the left from
-// the right. Each round is its own inverse, so Decrypt runs the same rounds backwards.
+// the right (there is an even number of rounds: the loop takes them in pairs). Each round is
+// its own inverse, so Decrypt runs the same rounds backwards.
 uint64_t Permutation::Encrypt(uint64_t x) const {
   uint64_t left = x >> right_bits_;
   uint64_t right = x & right_mask_;
-  for (int i = 0; i < rounds_; ++i) {
-    if (i % 2 == 0) {
-      right ^= Mix64(left ^ round_keys_[i]) & right_mask_;
-    } else {
-      left ^= Mix64(right ^ round_keys_[i]) & left_mask_;
-    }
+  for (int i = 0; i < rounds_; i += 2) {
+    right ^= Mix64(left ^ round_keys_[i]) & right_mask_;
+    left ^= Mix64(right ^ round_keys_[i + 1]) & left_mask_;
   }
   return (left << right_bits_) | right;
 }
@@ -63,12 +61,9 @@ uint64_t Permutation::Encrypt(uint64_t x) const {
 uint64_t Permutation::Decrypt(uint64_t x) const {
   uint64_t left = x >> right_bits_;
   uint64_t right = x & right_mask_;
-  for (int i = rounds_ - 1; i >= 0; --i) {
-    if (i % 2 == 0) {
-      right ^= Mix64(left ^ round_keys_[i]) & right_mask_;
-    } else {
-      left ^= Mix64(right ^ round_keys_[i]) & left_mask_;
-    }
+  for (int i = rounds_ - 1; i > 0; i -= 2) {
+    left ^= Mix64(right ^ round_keys_[i]) & left_mask_;
+    right ^= Mix64(left ^ round_keys_[i - 1]) & right_mask_;
   }
   return (left << right_bits_) | right;
 }

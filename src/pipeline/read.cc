@@ -52,6 +52,72 @@ Result<OrderOptions> ReadNode::ResolvedOrder(uint64_t memory_budget) const {
   return order;
 }
 
+// The reads of one task (ReadIterator::Work on a run of elements). Every element is located
+// first, in a loop of its own (the order's permutations of neighbouring positions overlap in
+// the CPU), in chunks mode through a ChunkOrder::Placer (the run's positions fall in a few
+// windows); then read, in chunks mode from the ChunkCache, holding the decoded chunks the run
+// took records from until the task ends (a window's records come from its chunks in turn: a
+// lookup in the shared cache per chunk and task instead of one per record).
+class TaskReads {
+ public:
+  TaskReads(const GlobalOrder& order, const SnapshotChunks* chunks, ChunkCache* cache,
+            const RecordSource& source)
+      : order_(order), chunks_(chunks), cache_(cache), source_(source) {
+    if (cache_ != nullptr && order_.chunk_order() != nullptr) {
+      placer_.emplace(*order_.chunk_order());
+    }
+  }
+
+  // Sets the shard and index of elems[0, n) from their positions.
+  void LocateAll(std::vector<Element>& elems, size_t n) {
+    chunk_of_.resize(n);
+    next_ = 0;
+    for (size_t i = 0; i < n; ++i) {
+      RecordId& id = elems[i].id;
+      RecordLocation loc;
+      if (placer_) {
+        const ChunkOrder::Place p = placer_->At(id.position);
+        chunk_of_[i] = p.chunk;
+        loc = chunks_->Locate(p.chunk, p.record);
+      } else {
+        loc = order_.Locate(order_.RecordAt(id.position));
+      }
+      id.shard = loc.shard;
+      id.index = loc.index;
+    }
+  }
+
+  // The record of the next element of LocateAll's run (each is read once, in order), from the
+  // cache in chunks mode, else on its own.
+  Result<ByteView> ReadNext(const RecordId& id, std::string* scratch) {
+    const uint64_t chunk = chunk_of_[next_++];
+    if (!placer_) return source_.Read(id.shard, id.index, scratch);
+    Held& h = held_;
+    if (h.chunk != chunk) {
+      h = Held();  // first: the Get below may wait for memory, or fail
+      SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
+      h.chunk = chunk;
+      h.info = &chunks_->Info(chunk);
+    }
+    return source_.ReadInChunk(id.shard, id.index, *h.info, *h.data, scratch);
+  }
+
+ private:
+  struct Held {
+    uint64_t chunk = UINT64_MAX;
+    ChunkCache::Handle data;
+    const format::ShardChunk* info = nullptr;
+  };
+  const GlobalOrder& order_;
+  const SnapshotChunks* chunks_;
+  ChunkCache* cache_;
+  const RecordSource& source_;
+  std::optional<ChunkOrder::Placer> placer_;  // chunks mode, reading from the cache
+  std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
+  size_t next_ = 0;                           // ReadNext's element
+  Held held_;
+};
+
 class ReadIterator final : public StageIterator, private ChunkWork {
  public:
   ReadIterator(PipelineContext* ctx, const ReadNode* node, uint64_t epoch, OrderOptions order,
@@ -110,8 +176,9 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   }
   // Chunks mode: a cache following this rank's plan from the slice's start.
   void StartCache();
-  // The record of e->id into e; in chunks mode through the cache when `from_cache`.
-  Status ReadInto(Element* e, std::string* scratch, bool from_cache) const;
+  // The record of e->id into e, read on its own (not through the chunk cache).
+  Status ReadInto(Element* e, std::string* scratch) const;
+  void SetRecord(Element* e, ByteView record) const;
   void Pull(Chunk* c, size_t max_elements) override;
   void Work(Chunk* c) override;
   Status CheckSavedOrder(const StateReader& r) const;
@@ -143,21 +210,16 @@ void ReadIterator::StartCache() {
                                    ChunkPlan(order_, chunks_, cfg_.sharding, slice_.start()), o);
 }
 
-Status ReadIterator::ReadInto(Element* e, std::string* scratch, bool from_cache) const {
-  ByteView record;
-  ChunkCache::Handle decoded;  // keeps the chunk's bytes alive until they are copied
-  if (cache_ && from_cache) {
-    const uint64_t chunk = chunks_->ChunkOf(e->id.shard, e->id.index);
-    SLUICE_ASSIGN_OR_RETURN(decoded, cache_->Get(chunk));
-    SLUICE_ASSIGN_OR_RETURN(
-        record, cfg_.source->ReadInChunk(e->id.shard, e->id.index, chunks_->Info(chunk), *decoded,
-                                         scratch));
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(record, cfg_.source->Read(e->id.shard, e->id.index, scratch));
-  }
+Status ReadIterator::ReadInto(Element* e, std::string* scratch) const {
+  SLUICE_ASSIGN_OR_RETURN(ByteView record,
+                          cfg_.source->Read(e->id.shard, e->id.index, scratch));
+  SetRecord(e, record);
+  return Status::OK();
+}
+
+void ReadIterator::SetRecord(Element* e, ByteView record) const {
   e->tensors.resize(1);
   e->tensors[0].SetScalarString(record, ctx_->buffers());
-  return Status::OK();
 }
 
 void ReadIterator::Pull(Chunk* c, size_t max_elements) {
@@ -167,9 +229,7 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
   uint64_t n = std::min<uint64_t>({max_elements, fit, slice_.size() - next_k_});
   for (uint64_t i = 0; i < n; ++i, ++next_k_) {
     Element& e = c->Slot(i);
-    uint64_t position = slice_.PositionAt(next_k_);
-    RecordLocation loc = order_->Locate(order_->RecordAt(position));
-    e.id = RecordId{epoch_, position, loc.shard, loc.index};
+    e.id = RecordId{epoch_, slice_.PositionAt(next_k_), 0, 0};  // located by Work, in parallel
     e.mark = Mark();
     e.mark.valid = true;
     e.mark.epoch = epoch_;
@@ -181,8 +241,12 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
 }
 
 void ReadIterator::Work(Chunk* c) {
+  TaskReads reads(*order_, chunks_.get(), cache_.get(), *cfg_.source);
+  reads.LocateAll(c->elems, c->size);  // first: an error names the record
+  // TransformChunk calls the function once per element, in order (a dropped one included).
   TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
-    SLUICE_RETURN_IF_ERROR(ReadInto(&e, &c->scratch, /*from_cache=*/true));
+    SLUICE_ASSIGN_OR_RETURN(ByteView record, reads.ReadNext(e.id, &c->scratch));
+    SetRecord(&e, record);
     return true;
   });
 }
@@ -302,7 +366,7 @@ Status ReadIterator::Refetch(const RecordId& id, Element* out) {
   RecordLocation loc = order->Locate(order->RecordAt(id.position));
   out->id = RecordId{id.epoch, id.position, loc.shard, loc.index};
   std::string scratch;
-  Status s = ReadInto(out, &scratch, /*from_cache=*/false);  // one record: not worth a chunk
+  Status s = ReadInto(out, &scratch);  // one record: not worth a chunk
   return s.ok() ? s : s.WithContext("read: " + ctx_->DescribeRecord(out->id));
 }
 

@@ -56,6 +56,31 @@ TEST(ChunkOrder, RecordMissedOrRepeatedInAnEpoch) {
   }
 }
 
+// The Placer (the read stage's per-task evaluation, caching a few lanes' windows) agrees with
+// At() for the positions a rank walks in order, strided ranks of several world sizes, and
+// jumps anywhere (a cached window is never used for a position outside it).
+TEST(ChunkOrder, PlacerAgreesWithAt) {
+  for (const Layout& l : Layouts()) {
+    ChunkOrder order(Starts(l.sizes), 9, 1, l.lanes, l.lane_window);
+    const uint64_t n = order.size();
+    for (uint64_t world : {1, 2, 3, 5, 8}) {
+      for (uint64_t rank = 0; rank < std::min<uint64_t>(world, n); ++rank) {
+        ChunkOrder::Placer placer(order);
+        for (uint64_t p = rank; p < n; p += world) {
+          const ChunkOrder::Place want = order.At(p), got = placer.At(p);
+          ASSERT_EQ(got.record, want.record) << "lanes " << l.lanes << " position " << p;
+          ASSERT_EQ(got.chunk, want.chunk) << "lanes " << l.lanes << " position " << p;
+        }
+      }
+    }
+    ChunkOrder::Placer placer(order);
+    for (uint64_t i = 0; i < 3 * n; ++i) {
+      const uint64_t p = Mix64(i + 77) % n;
+      ASSERT_EQ(placer.At(p).record, order.At(p).record) << "lanes " << l.lanes << " jump " << p;
+    }
+  }
+}
+
 TEST(ChunkOrder, EpochsRepeatTheirOrder) {
   auto starts = Starts(Varied(40, 6));
   ChunkOrder a(starts, 5, 0, 4, 2), b(starts, 5, 1, 4, 2), c(starts, 6, 0, 4, 2);

@@ -181,5 +181,28 @@ TEST(Mix64, KnownValuesAndOrderSensitiveCombine) {
   EXPECT_NE(CombineKey(0, 0), 0u);
 }
 
+// Pinned like Mix64: a permutation's values define every saved order (a state restores onto
+// the same positions only while they hold), in both Feistel regimes (12 rounds up to 2^16, 8
+// above) and with cycle walking (200,001 is just above a power-of-two boundary's half).
+TEST(Permutation, KnownValuesInBothRegimes) {
+  struct Case {
+    uint64_t n, key;
+    std::vector<uint64_t> images;  // of 0, 1, 2, n / 2, n - 1
+  };
+  const std::vector<Case> cases = {
+      {1000, 42, {911, 939, 462, 471, 537}},
+      {1 << 20, 7, {454899, 611402, 257354, 622625, 723716}},
+      {200001, 0x1234, {167177, 166143, 34142, 185976, 186383}},
+  };
+  for (const Case& c : cases) {
+    const Permutation perm(c.n, c.key);
+    const uint64_t xs[] = {0, 1, 2, c.n / 2, c.n - 1};
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(perm.Apply(xs[i]), c.images[i]) << "n " << c.n << " x " << xs[i];
+      EXPECT_EQ(perm.Invert(c.images[i]), xs[i]) << "n " << c.n << " y " << c.images[i];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice::pipeline

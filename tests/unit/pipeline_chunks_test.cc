@@ -253,6 +253,25 @@ TEST_P(PipelineChunks, SameSeedOtherStreamForOtherThreadsOrPrefetch) {
 }
 
 // A window four times the budget: the cache evicts and decodes again rather than grow.
+// SnapshotChunks::Locate (the read stage's O(1) placement of a chunk's record) agrees with
+// the order's search over the shards for every record, an empty shard among them.
+TEST_P(PipelineChunks, ChunkLocateAgreesWithTheShardSearch) {
+  auto source = Source();
+  auto chunks = SnapshotChunks::Of(*source);
+  ASSERT_TRUE(chunks.ok());
+  const GlobalOrder order(source->shard_records(), OrderOptions{}, 0);
+  const std::vector<uint64_t>& starts = *(*chunks)->starts();
+  ASSERT_GE((*chunks)->size(), 4u);  // a chunk or more per non-empty shard
+  for (uint64_t c = 0; c < (*chunks)->size(); ++c) {
+    for (uint64_t id = starts[c]; id < starts[c + 1]; ++id) {
+      const RecordLocation want = order.Locate(id), got = (*chunks)->Locate(c, id);
+      ASSERT_EQ(got.shard, want.shard) << "record " << id;
+      ASSERT_EQ(got.index, want.index) << "record " << id;
+      ASSERT_EQ((*chunks)->ShardOf(c), want.shard) << "chunk " << c;
+    }
+  }
+}
+
 TEST_P(PipelineChunks, LargerWindowThanTheBudgetGrowsMemory) {
   auto source = Source();
   auto chunks = SnapshotChunks::Of(*source);

@@ -14,6 +14,7 @@
 // chunks and the prefix sums of their records), memory 12 bytes per chunk.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,6 +42,7 @@ class ChunkOrder {
   // The record at `position` (< size()).
   Place At(uint64_t position) const;
 
+
   // Window `index` of lane `lane`: the chunk slots [first_slot, end_slot) of the epoch's
   // chunk permutation (ChunkInSlot) and the lane positions [first, end) whose records come
   // from them; lane position q is global position q * lanes() + lane.
@@ -59,10 +61,31 @@ class ChunkOrder {
   Window WindowAt(uint64_t position) const;
   uint64_t ChunkInSlot(uint64_t slot) const { return slot_chunk_[slot]; }
 
+  // At() for a run of positions that fall in a few windows (a rank's next samples): keeps
+  // the last window of a few lanes with its record permutation, so a position in one of them
+  // costs the permutation and a search among the window's chunks only. One per thread.
+  class Placer {
+   public:
+    explicit Placer(const ChunkOrder& order) : order_(&order) {}
+    Place At(uint64_t position);
+
+   private:
+    struct Cached {
+      bool valid = false;
+      Window window;
+      Permutation records;  // the window's record permutation
+    };
+    const ChunkOrder* order_;
+    std::array<Cached, 4> cached_;  // by lane % 4
+  };
+
  private:
   // Stream offset -> slot: the last slot whose first stream offset is <= t, among [first, last).
   uint64_t SlotOf(uint64_t t, uint64_t first, uint64_t last) const;
   uint64_t LaneBegin(uint32_t lane) const;  // stream offset of the lane's first record
+  Permutation RecordsIn(const Window& w) const;  // the window's record permutation
+  // The record at lane position q of window w, whose record permutation is `records`.
+  Place PlaceIn(const Window& w, const Permutation& records, uint64_t q) const;
 
   std::shared_ptr<const std::vector<uint64_t>> chunk_starts_;
   uint64_t total_ = 0;

@@ -28,6 +28,10 @@ class SnapshotChunks {
   // First global record id of each chunk, then the total: what ChunkOrder takes.
   const std::shared_ptr<const std::vector<uint64_t>>& starts() const { return starts_; }
   uint32_t ShardOf(uint64_t chunk) const;
+  // Where global record id `record` of `chunk` is: GlobalOrder::Locate in O(1).
+  RecordLocation Locate(uint64_t chunk, uint64_t record) const {
+    return RecordLocation{chunk_shard_[chunk], chunk_index_[chunk] + (record - (*starts_)[chunk])};
+  }
   const format::ShardChunk& Info(uint64_t chunk) const;
   // The chunk holding record `index` of `shard` (O(log chunks of the shard)).
   uint64_t ChunkOf(uint32_t shard, uint64_t index) const;
@@ -37,6 +41,8 @@ class SnapshotChunks {
   const RecordSource* source_ = nullptr;
   std::shared_ptr<const std::vector<uint64_t>> starts_;
   std::vector<uint64_t> shard_first_chunk_;  // per shard, then the total
+  std::vector<uint32_t> chunk_shard_;        // per chunk, its shard
+  std::vector<uint64_t> chunk_index_;        // per chunk, its first record's index in the shard
   uint64_t decoded_bytes_ = 0;
 };
 

@@ -36,6 +36,7 @@ class Permutation {
   static constexpr uint64_t kTableMax = 16;  // n <= this: exact Fisher-Yates table
   static constexpr int kRounds = 8;          // Feistel rounds for n > 2^16
   static constexpr int kSmallRounds = 12;    // Feistel rounds for kTableMax < n <= 2^16
+  static_assert(kRounds % 2 == 0 && kSmallRounds % 2 == 0, "rounds are taken in pairs");
 
   Permutation() : Permutation(0, 0) {}
   Permutation(uint64_t n, uint64_t key);
