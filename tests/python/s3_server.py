@@ -6,7 +6,9 @@
         s3.bucket("name")           # creates it (idempotent), returns the name
 
 Starting takes a few seconds; the server's state is a temp dir removed on stop, and only
-the daemons started for it are killed (by their pid files).
+the daemons started for it are killed (by their pid files). It also stops by itself once
+the process that started it has exited, so a test run killed before its teardown leaves no
+daemons behind.
 """
 import os
 import subprocess
@@ -19,7 +21,10 @@ SCRIPT = os.path.join(ROOT, "scripts", "s3-server")
 
 class S3Server:
     def __init__(self):
-        r = subprocess.run([SCRIPT, "start"], capture_output=True, text=True, timeout=900)
+        # The server stops itself once this process has exited (a killed test run included).
+        env = dict(os.environ, SLUICE_S3_OWNER_PID=str(os.getpid()))
+        r = subprocess.run([SCRIPT, "start"], capture_output=True, text=True, timeout=900,
+                           env=env)
         if r.returncode != 0:
             raise RuntimeError(f"scripts/s3-server start failed:\n{r.stderr}")
         self.dir = r.stdout.strip().splitlines()[-1]
