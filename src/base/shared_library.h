@@ -1,7 +1,7 @@
 // Libraries opened at run time (dlopen) instead of linked: dependencies that most processes
-// never use (libcurl, libmpi) would otherwise cost every `sluice` command and `import sluice`
-// their dynamic loading at start (io/curl_api.h, dist/mpi_module.h). A library, once opened,
-// stays loaded for the life of the process.
+// never use (libcurl, libcrypto, libmpi) would otherwise cost every `sluice` command and
+// `import sluice` their dynamic loading at start (io/curl_api.h, io/crypto_api.h,
+// dist/mpi_module.h). A library, once opened, stays loaded for the life of the process.
 #pragma once
 
 #include <string>

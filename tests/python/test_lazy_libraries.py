@@ -1,7 +1,8 @@
 """Libraries that most processes never use are loaded when first needed, never linked, so that
 commands and `import sluice` that stay local do not pay for them at start-up: libcurl at the
-first remote request (src/io/curl_api.h), and libmpi with its dependencies through the MPI
-module lib/sluice/libsluice_mpi.so, opened only by a job launched by mpirun or srun
+first remote request (src/io/curl_api.h), OpenSSL's libcrypto at the first S3 client
+(src/io/crypto_api.h), and libmpi with its dependencies through the MPI module
+lib/sluice/libsluice_mpi.so, opened only by a job launched by mpirun or srun
 (src/dist/mpi_module.h)."""
 import glob
 import json
@@ -17,7 +18,7 @@ BUILD = Path(os.environ.get("SLUICE_BUILD", ROOT / "build"))
 SLUICE = BUILD / "bin" / "sluice"
 MPI_MODULE = BUILD / "lib" / "sluice" / "libsluice_mpi.so"
 # Parts of the file names of the libraries that must not be loaded at start.
-LAZY = ["libcurl", "libmpi", "libopen-pal", "libhwloc", "libevent", "libsluice_mpi"]
+LAZY = ["libcurl", "libcrypto", "libmpi", "libopen-pal", "libhwloc", "libevent", "libsluice_mpi"]
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
 
 
@@ -94,7 +95,8 @@ def test_the_mpi_module_exports_only_its_entry_point():
 
 
 @pytest.mark.parametrize("variable, file, install", [
-    ("SLUICE_LIBCURL", "no-libcurl.so.4", "apt-get install libcurl4")])
+    ("SLUICE_LIBCURL", "no-libcurl.so.4", "apt-get install libcurl4"),
+    ("SLUICE_LIBCRYPTO", "no-libcrypto.so.3", "apt-get install libssl3")])
 def test_missing_library_fails_the_s3_request_with_how_to_install_it(variable, file, install,
                                                                      tmp_path):
     env = sluice_env(tmp_path, **{variable: str(tmp_path / file)},
