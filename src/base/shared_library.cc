@@ -21,12 +21,12 @@ Result<SharedLibrary> SharedLibrary::Open(const std::string& file, int flags, st
   return SharedLibrary(handle, file, std::move(hint));
 }
 
-Result<void*> SharedLibrary::Symbol(const char* symbol, const std::string& need) const {
+Result<void*> SharedLibrary::Symbol(const char* symbol, const std::string& note) const {
   dlerror();  // so that the dlerror() below is this call's
   void* address = dlsym(handle_, symbol);
   if (address == nullptr) {
     return FailedPrecondition(file_ + " could not be loaded: " + LastDlError() +
-                              (need.empty() ? "" : " (" + need + ")") + "; " + hint_);
+                              (note.empty() ? "" : " (" + note + ")") + "; " + hint_);
   }
   return address;
 }

@@ -19,19 +19,19 @@ class SharedLibrary {
   static Result<SharedLibrary> Open(const std::string& file, int flags, std::string hint);
 
   // The address of `symbol`. On failure: FailedPrecondition "FILE could not be loaded:
-  // DLERROR (NEED); HINT", where `need` says which version of the library has it (none when
-  // empty).
-  Result<void*> Symbol(const char* symbol, const std::string& need = "") const;
+  // DLERROR (NOTE); HINT", where `note` says what a missing symbol means, e.g. which version
+  // of the library has it (no parentheses when empty).
+  Result<void*> Symbol(const char* symbol, const std::string& note = "") const;
 
-  // Symbol() cast to the type of *function (a pointer to function); false with the error in
-  // *first_error if it is missing, and nothing done at all once *first_error holds an error,
-  // so that a table of functions is resolved in a row and reports its first missing one.
+  // Symbol() cast to the type of *function (a pointer to function), or its error in
+  // *first_error; nothing at all once *first_error holds an error, so that a table of
+  // functions is resolved in a row and reports its first missing one.
   template <typename Function>
-  void Resolve(Function* function, const char* symbol, const std::string& need,
+  void Resolve(Function* function, const char* symbol, const std::string& note,
                Status* first_error) const {
     static_assert(std::is_pointer_v<Function>);
     if (!first_error->ok()) return;
-    Result<void*> address = Symbol(symbol, need);
+    Result<void*> address = Symbol(symbol, note);
     if (!address.ok()) {
       *first_error = address.status();
       return;
