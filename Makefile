@@ -11,7 +11,7 @@ LAUNCHER = $(shell command -v ccache >/dev/null 2>&1 && \
 export CCACHE_BASEDIR ?= $(abspath $(CURDIR)/..)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build test unit pytest asan asan-python fuzz demo bench clean format
+.PHONY: deps build test unit pytest asan asan-python fuzz demo bench clean format install
 
 deps:
 	scripts/install-deps
@@ -59,6 +59,12 @@ fuzz: deps
 
 demo: build
 	scripts/demo
+
+# The command and the MPI module it loads under mpirun/srun: PREFIX/bin/sluice and
+# PREFIX/lib/sluice/libsluice_mpi.so (docs/dist.md).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	scripts/bench-all

@@ -118,9 +118,8 @@ void AddDirOption(CLI::App* cmd, CacheCommandOptions* o) {
 
 }  // namespace
 
-void AddCacheCommand(CLI::App* app, int* exit_code) {
+void AddCacheCommand(CLI::App* cache, int* exit_code) {
   auto o = std::make_shared<CacheCommandOptions>();
-  CLI::App* cache = app->add_subcommand("cache", "Look after a node-local cache directory");
   cache->require_subcommand(1);
   auto run = [o, exit_code](Status (*command)(const CacheCommandOptions&)) {
     return [o, exit_code, command] {

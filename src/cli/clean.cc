@@ -54,10 +54,8 @@ int RunClean(const CleanOptions& opts) {
 
 }  // namespace
 
-void AddCleanCommand(CLI::App* app, int* exit_code) {
+void AddCleanCommand(CLI::App* cmd, int* exit_code) {
   auto opts = std::make_shared<CleanOptions>();
-  CLI::App* cmd =
-      app->add_subcommand("clean", "Remove what interrupted writers left in a dataset directory");
   cmd->footer(
       "Removes files named by a run that published no dataset using them, writers' "
       "temporaries, and the lock of a writer that is gone. The published dataset and a "

@@ -51,9 +51,8 @@ int RunDedupCommand(const DedupFlags& f) {
 
 }  // namespace
 
-void AddDedupCommand(CLI::App* app, int* exit_code) {
+void AddDedupCommand(CLI::App* cmd, int* exit_code) {
   auto f = std::make_shared<DedupFlags>();
-  CLI::App* cmd = app->add_subcommand("dedup", "Remove exact duplicate records");
   cmd->footer(
       "Records are equal when the XXH3-128 hashes of their bytes (or of feature F's values) "
       "are; the first in input order is kept and the output keeps the input's order. Records "

@@ -59,10 +59,9 @@ Status RecoverOne(const std::string& uri) {
 
 }  // namespace
 
-void AddIndexCommand(CLI::App* app, int* exit_code) {
+void AddIndexCommand(CLI::App* cmd, int* exit_code) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto recover = std::make_shared<bool>(false);
-  CLI::App* cmd = app->add_subcommand("index", "Build <FILE>.idx for existing TFRecord files");
   cmd->footer(
       "For TFRecord files written by other tools (uncompressed or gzip): reads each file once, "
       "checking every CRC, and writes the index next to it. A damaged file is an error; "

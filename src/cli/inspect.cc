@@ -197,9 +197,8 @@ int RunInspect(const InspectOptions& opts) {
 
 }  // namespace
 
-void AddInspectCommand(CLI::App* app, int* exit_code) {
+void AddInspectCommand(CLI::App* cmd, int* exit_code) {
   auto opts = std::make_shared<InspectOptions>();
-  CLI::App* cmd = app->add_subcommand("inspect", "Show a dataset's shards, counts and schema");
   cmd->footer(
       "PATH is a shard file, a directory with dataset.json (or with *.tfrecord* files), a "
       "glob, or a table (its directory, or DIR@vN for version N). --json prints the first records "

@@ -50,9 +50,8 @@ int RunReshardCommand(const ReshardFlags& f) {
 
 }  // namespace
 
-void AddReshardCommand(CLI::App* app, int* exit_code) {
+void AddReshardCommand(CLI::App* cmd, int* exit_code) {
   auto f = std::make_shared<ReshardFlags>();
-  CLI::App* cmd = app->add_subcommand("reshard", "Shuffle a dataset globally into new shards");
   cmd->footer(
       "Every record moves to a random output shard and a random place in it, both functions "
       "of --seed and the record's input position only: the output is the same for any number "

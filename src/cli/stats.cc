@@ -78,9 +78,8 @@ int RunStatsCommand(const StatsFlags& f) {
 
 }  // namespace
 
-void AddStatsCommand(CLI::App* app, int* exit_code) {
+void AddStatsCommand(CLI::App* cmd, int* exit_code) {
   auto f = std::make_shared<StatsFlags>();
-  CLI::App* cmd = app->add_subcommand("stats", "Count records per value of a feature");
   cmd->footer(
       "Prints 'COUNT<TAB>VALUE' lines, most frequent first, then totals; --json prints the "
       "counts and the per-rank load of the final aggregation. Runs in one process, or across "

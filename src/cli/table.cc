@@ -274,10 +274,7 @@ void PrintTableSummary(const table::Table& t) {
              columns.empty() ? "not partitioned" : "partitioned by " + columns);
 }
 
-void AddTableCommand(CLI::App* app, int* exit_code) {
-  CLI::App* t = app->add_subcommand("table",
-                                    "Versioned tables: history, files, optimize, vacuum, "
-                                    "restore, delete, append, checkpoint");
+void AddTableCommand(CLI::App* t, int* exit_code) {
   t->require_subcommand(1);
   t->footer(
       "A table is a directory of shards plus _delta_log/ (the Delta Lake log); see "

@@ -335,9 +335,8 @@ int RunVerify(const std::string& uri) {
 
 }  // namespace
 
-void AddVerifyCommand(CLI::App* app, int* exit_code) {
+void AddVerifyCommand(CLI::App* cmd, int* exit_code) {
   auto path = std::make_shared<std::string>();
-  CLI::App* cmd = app->add_subcommand("verify", "Check every record CRC and index entry");
   cmd->footer(
       "Prints one 'file:offset: problem' line per fault and continues past it, so that all "
       "faults are listed. Exit code 0 when clean, 1 when any fault was found.");

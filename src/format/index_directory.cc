@@ -27,6 +27,8 @@ class IndexStream {
       : file_(file), end_(end), buf_(kScanChunkBytes, '\0'), base_(begin) {}
 
   uint64_t position() const { return base_ + pos_; }
+  // The unread bytes from position() in the buffer, without reading more.
+  ByteView Unread() const { return ByteView(buf_.data() + pos_, len_ - pos_); }
   // The unread bytes from position(): at least `want` (<= kScanChunkBytes) of them unless
   // the range ends first.
   Result<ByteView> Peek(size_t want);
@@ -122,7 +124,8 @@ struct Table {
 // its CRC.
 template <typename Cursor>
 void MaybeStartSpan(Table* table, IndexStream* in, uint64_t i, const Cursor& cursor) {
-  if (i % (K * table->span) != 0) return;
+  static_assert((K & (K - 1)) == 0);
+  if ((i & (K * table->span - 1)) != 0) return;  // K and span are powers of two: no division
   if (!table->checkpoints.empty()) table->checkpoints.back().crc = in->TakeCrc();
   Checkpoint next = CheckpointAt(cursor);
   next.position = in->position();
@@ -263,7 +266,11 @@ Status IndexDirectory::CheckFileCrc(IndexStream* in) {
 
 template <typename DecodeEntry>
 Status IndexDirectory::NextEntry(IndexStream* in, uint64_t i, DecodeEntry decode) const {
-  SLUICE_ASSIGN_OR_RETURN(ByteView bytes, in->Peek(kMaxEntryBytes));
+  // Peek only when the buffer runs short: its Result, per entry, cost more than the decoding.
+  ByteView bytes = in->Unread();
+  if (bytes.size() < kMaxEntryBytes) {
+    SLUICE_ASSIGN_OR_RETURN(bytes, in->Peek(kMaxEntryBytes));
+  }
   const size_t before = bytes.size();
   if (EntryFault fault = decode(&bytes)) return BadEntry(path(), i, fault);
   in->Consume(before - bytes.size());

@@ -11,25 +11,7 @@
 
 namespace sluice::format {
 
-void ChunkTableBuilder::AddRecord(uint64_t i, uint64_t frame_index, const IndexFrame& frame) {
-  if (!chunks_.empty()) {
-    ShardChunk& c = chunks_.back();
-    if (frame_index == last_frame_) {
-      ++c.records;
-      return;
-    }
-    const bool next_and_adjacent = frame_index == last_frame_ + 1 &&
-                                   frame.file_offset == c.file_offset + c.file_bytes &&
-                                   c.decoded_bytes + frame.uncompressed_bytes <= target_bytes_;
-    if (next_and_adjacent) {
-      ++c.records;
-      c.file_bytes += frame.file_bytes;
-      c.decoded_bytes += frame.uncompressed_bytes;
-      ++c.frames;
-      last_frame_ = frame_index;
-      return;
-    }
-  }
+void ChunkTableBuilder::StartChunk(uint64_t i, uint64_t frame_index, const IndexFrame& frame) {
   chunks_.push_back(ShardChunk{i, 1, frame.file_offset, frame.file_bytes, frame.uncompressed_bytes,
                                static_cast<uint32_t>(frame_index), 1});
   last_frame_ = frame_index;

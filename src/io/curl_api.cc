@@ -3,21 +3,10 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <type_traits>
+
+#include "base/shared_library.h"
 
 namespace sluice::io::internal {
-
-namespace {
-
-constexpr const char* kInstallHint = "install libcurl4 (Debian: apt-get install libcurl4)";
-
-// dlerror() for the last dl call; never null.
-std::string LastDlError() {
-  const char* e = dlerror();
-  return e != nullptr ? e : "unknown error";
-}
-
-}  // namespace
 
 std::string CurlLibraryName() {
   const char* name = std::getenv("SLUICE_LIBCURL");
@@ -25,43 +14,32 @@ std::string CurlLibraryName() {
 }
 
 Result<CurlApi> ResolveCurlApi(const std::string& library) {
-  // Never closed: curl keeps global state (TLS back end, DNS threads) for the process.
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    return FailedPrecondition(library + " could not be loaded: " + LastDlError() + "; " +
-                              kInstallHint);
-  }
+  // RTLD_LOCAL: curl's symbols stay out of the way of other libraries.
+  SLUICE_ASSIGN_OR_RETURN(
+      SharedLibrary lib,
+      SharedLibrary::Open(library, RTLD_NOW | RTLD_LOCAL,
+                          "install libcurl4 (Debian: apt-get install libcurl4)"));
   CurlApi api{};
   Status missing;
-  // Casts the symbol to the member's type; records the first missing one.
-  auto resolve = [&](auto* member, const char* name) {
-    if (!missing.ok()) return;
-    void* symbol = dlsym(handle, name);
-    if (symbol == nullptr) {
-      missing = FailedPrecondition(library + " could not be loaded: " + LastDlError() +
-                                   " (libcurl 7.68 or newer is needed); " + kInstallHint);
-      return;
-    }
-    *member = reinterpret_cast<std::remove_pointer_t<decltype(member)>>(symbol);
-  };
-  resolve(&api.global_init, "curl_global_init");
-  resolve(&api.easy_init, "curl_easy_init");
-  resolve(&api.easy_cleanup, "curl_easy_cleanup");
-  resolve(&api.easy_reset, "curl_easy_reset");
-  resolve(&api.easy_setopt, "curl_easy_setopt");
-  resolve(&api.easy_getinfo, "curl_easy_getinfo");
-  resolve(&api.easy_strerror, "curl_easy_strerror");
-  resolve(&api.multi_init, "curl_multi_init");
-  resolve(&api.multi_cleanup, "curl_multi_cleanup");
-  resolve(&api.multi_setopt, "curl_multi_setopt");
-  resolve(&api.multi_add_handle, "curl_multi_add_handle");
-  resolve(&api.multi_remove_handle, "curl_multi_remove_handle");
-  resolve(&api.multi_perform, "curl_multi_perform");
-  resolve(&api.multi_poll, "curl_multi_poll");
-  resolve(&api.multi_wakeup, "curl_multi_wakeup");
-  resolve(&api.multi_info_read, "curl_multi_info_read");
-  resolve(&api.slist_append, "curl_slist_append");
-  resolve(&api.slist_free_all, "curl_slist_free_all");
+  const std::string need = "libcurl 7.68 or newer is needed";
+  lib.Resolve(&api.global_init, "curl_global_init", need, &missing);
+  lib.Resolve(&api.easy_init, "curl_easy_init", need, &missing);
+  lib.Resolve(&api.easy_cleanup, "curl_easy_cleanup", need, &missing);
+  lib.Resolve(&api.easy_reset, "curl_easy_reset", need, &missing);
+  lib.Resolve(&api.easy_setopt, "curl_easy_setopt", need, &missing);
+  lib.Resolve(&api.easy_getinfo, "curl_easy_getinfo", need, &missing);
+  lib.Resolve(&api.easy_strerror, "curl_easy_strerror", need, &missing);
+  lib.Resolve(&api.multi_init, "curl_multi_init", need, &missing);
+  lib.Resolve(&api.multi_cleanup, "curl_multi_cleanup", need, &missing);
+  lib.Resolve(&api.multi_setopt, "curl_multi_setopt", need, &missing);
+  lib.Resolve(&api.multi_add_handle, "curl_multi_add_handle", need, &missing);
+  lib.Resolve(&api.multi_remove_handle, "curl_multi_remove_handle", need, &missing);
+  lib.Resolve(&api.multi_perform, "curl_multi_perform", need, &missing);
+  lib.Resolve(&api.multi_poll, "curl_multi_poll", need, &missing);
+  lib.Resolve(&api.multi_wakeup, "curl_multi_wakeup", need, &missing);
+  lib.Resolve(&api.multi_info_read, "curl_multi_info_read", need, &missing);
+  lib.Resolve(&api.slist_append, "curl_slist_append", need, &missing);
+  lib.Resolve(&api.slist_free_all, "curl_slist_free_all", need, &missing);
   if (!missing.ok()) return missing;
   return api;
 }

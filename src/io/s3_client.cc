@@ -3,6 +3,7 @@
 
 #include <future>
 
+#include "io/crypto_api.h"
 #include "io/s3_errors.h"
 #include "io/s3_xml.h"
 #include "io/sigv4.h"
@@ -71,6 +72,7 @@ Result<S3Path> ParseS3Path(std::string_view uri) {
 }
 
 Result<std::shared_ptr<S3Client>> S3Client::Make(S3Options options) {
+  SLUICE_RETURN_IF_ERROR(internal::LoadCrypto().status());  // signing needs it: fail here
   std::string url = options.aws.endpoint_url;
   if (url.empty()) url = "https://s3." + options.aws.region + ".amazonaws.com";
   SLUICE_ASSIGN_OR_RETURN(Endpoint endpoint, ParseEndpoint(url));

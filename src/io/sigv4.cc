@@ -1,11 +1,10 @@
 // SigV4: canonical request -> string to sign -> signing key (HMAC chain) -> signature.
 #include "io/sigv4.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <algorithm>
 #include <ctime>
+
+#include "io/crypto_api.h"
 
 namespace sluice::io {
 
@@ -26,8 +25,9 @@ std::string Hex(const unsigned char* data, size_t n) {
 std::string Hmac(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
+  const internal::CryptoApi& crypto = internal::Crypto();
+  crypto.hmac(crypto.evp_sha256(), key.data(), static_cast<int>(key.size()),
+              reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
   return std::string(reinterpret_cast<char*>(out), n);
 }
 
@@ -61,7 +61,8 @@ std::string LowerAscii(std::string_view s) {
 std::string Sha256Hex(ByteView data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  EVP_Digest(data.data(), data.size(), digest, &n, EVP_sha256(), nullptr);
+  const internal::CryptoApi& crypto = internal::Crypto();
+  crypto.evp_digest(data.data(), data.size(), digest, &n, crypto.evp_sha256(), nullptr);
   return Hex(digest, n);
 }
 

@@ -536,11 +536,20 @@ def test_inspect_missing_path_is_an_error(tmp_path):
 
 # --- command line ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("command", [[], ["convert"], ["convert", "images"], ["convert", "jsonl"],
-                                     ["inspect"], ["verify"], ["index"], ["clean"]])
+# Each command with something its help must show: main.cc adds a command's options only when
+# the command line names it, so this also checks that each one gets them.
+HELP_SHOWS = {(): "verify", ("convert",): "images", ("convert", "images"): "--threads",
+              ("convert", "jsonl"): "--text-field", ("convert", "text"): "--paragraphs",
+              ("inspect",): "--records", ("verify",): "PATH", ("index",): "--recover",
+              ("stats",): "--key", ("dedup",): "--feature", ("clean",): "--break-lock",
+              ("cache",): "warm", ("reshard",): "--seed", ("table",): "vacuum"}
+
+
+@pytest.mark.parametrize("command", sorted(HELP_SHOWS))
 def test_help_for_every_command(command):
     r = sluice(*command, "--help", check=0)
     assert "Usage" in r.stdout or "usage" in r.stdout.lower()
+    assert HELP_SHOWS[command] in r.stdout, r.stdout
 
 
 def test_bad_command_line_exits_2():

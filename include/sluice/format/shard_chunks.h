@@ -65,10 +65,33 @@ class ChunkTableBuilder {
   explicit ChunkTableBuilder(uint64_t target_bytes = kChunkTargetBytes)
       : target_bytes_(target_bytes) {}
   // Record `i` (0, 1, ... in order) lies in frame `frame_index`, described by `frame`.
-  void AddRecord(uint64_t i, uint64_t frame_index, const IndexFrame& frame);
+  // Inline: an index scan at open adds every record.
+  void AddRecord(uint64_t i, uint64_t frame_index, const IndexFrame& frame) {
+    if (!chunks_.empty()) {
+      ShardChunk& c = chunks_.back();
+      if (frame_index == last_frame_) {
+        ++c.records;
+        return;
+      }
+      const bool next_and_adjacent = frame_index == last_frame_ + 1 &&
+                                     frame.file_offset == c.file_offset + c.file_bytes &&
+                                     c.decoded_bytes + frame.uncompressed_bytes <= target_bytes_;
+      if (next_and_adjacent) {
+        ++c.records;
+        c.file_bytes += frame.file_bytes;
+        c.decoded_bytes += frame.uncompressed_bytes;
+        ++c.frames;
+        last_frame_ = frame_index;
+        return;
+      }
+    }
+    StartChunk(i, frame_index, frame);
+  }
   std::vector<ShardChunk> Finish() { return std::move(chunks_); }
 
  private:
+  void StartChunk(uint64_t i, uint64_t frame_index, const IndexFrame& frame);
+
   const uint64_t target_bytes_;
   std::vector<ShardChunk> chunks_;
   uint64_t last_frame_ = 0;

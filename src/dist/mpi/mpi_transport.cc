@@ -1,4 +1,5 @@
-#include "sluice/dist/mpi_transport.h"
+// The MPI module, libsluice_mpi.so (dist/mpi_module.h): MPI_COMM_WORLD as a Transport.
+#include "dist/mpi_module.h"
 
 // The C API only: the deprecated C++ bindings do not compile warning-free.
 #define OMPI_SKIP_MPICXX 1
@@ -6,6 +7,8 @@
 #include <mpi.h>
 
 #include <climits>
+#include <string_view>
+#include <type_traits>
 
 namespace sluice::dist {
 namespace {
@@ -150,9 +153,7 @@ class MpiTransport final : public Transport {
   std::string host_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<Transport>> OpenMpiTransport() {
+Result<std::unique_ptr<Transport>> OpenTransport() {
   int provided = 0;
   int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   if (rc != MPI_SUCCESS) return MpiError("MPI_Init_thread", rc);
@@ -161,4 +162,16 @@ Result<std::unique_ptr<Transport>> OpenMpiTransport() {
   return std::unique_ptr<Transport>(std::make_unique<MpiTransport>());
 }
 
+}  // namespace
 }  // namespace sluice::dist
+
+// The module's entry point (dist/mpi_module.h), the one symbol it exports: everything else,
+// sluice's own code linked into it included, is hidden, so that it cannot stand in for the
+// program's.
+extern "C" __attribute__((visibility("default"))) void sluice_mpi_open_transport_v1(
+    sluice::Result<std::unique_ptr<sluice::dist::Transport>>* out) {
+  *out = sluice::dist::OpenTransport();
+}
+static_assert(
+    std::is_same_v<decltype(&sluice_mpi_open_transport_v1), sluice::dist::MpiModuleEntry>);
+static_assert(std::string_view(sluice::dist::kMpiModuleEntry) == "sluice_mpi_open_transport_v1");
