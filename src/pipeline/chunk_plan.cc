@@ -49,14 +49,6 @@ const format::ShardChunk& SnapshotChunks::Info(uint64_t chunk) const {
   return source_->chunks(shard)[chunk - shard_first_chunk_[shard]];
 }
 
-uint64_t SnapshotChunks::ChunkOf(uint32_t shard, uint64_t index) const {
-  const std::vector<format::ShardChunk>& in_shard = source_->chunks(shard);
-  auto it =
-      std::upper_bound(in_shard.begin(), in_shard.end(), index,
-                       [](uint64_t i, const format::ShardChunk& c) { return i < c.first_record; });
-  return shard_first_chunk_[shard] + static_cast<uint64_t>(it - in_shard.begin()) - 1;
-}
-
 ChunkPlan::ChunkPlan(std::shared_ptr<const GlobalOrder> order,
                      std::shared_ptr<const SnapshotChunks> chunks, ShardingOptions sharding,
                      uint64_t start, uint64_t from)

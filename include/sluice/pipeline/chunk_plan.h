@@ -33,8 +33,6 @@ class SnapshotChunks {
     return RecordLocation{chunk_shard_[chunk], chunk_index_[chunk] + (record - (*starts_)[chunk])};
   }
   const format::ShardChunk& Info(uint64_t chunk) const;
-  // The chunk holding record `index` of `shard` (O(log chunks of the shard)).
-  uint64_t ChunkOf(uint32_t shard, uint64_t index) const;
   uint64_t decoded_bytes() const { return decoded_bytes_; }  // of all chunks
 
  private:
