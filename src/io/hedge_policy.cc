@@ -21,8 +21,10 @@ void HedgePolicy::OnRequest() {
   tokens_ = std::min(options_.burst, tokens_ + options_.max_extra_fraction);
 }
 
-bool HedgePolicy::TryHedge() {
-  if (!options_.enabled || tokens_ < 1.0) return false;
+bool HedgePolicy::TryHedge(bool overdue) {
+  if (!options_.enabled) return false;
+  const bool borrow = overdue && overdue_multiple() > 0 && tokens_ - 1.0 >= -options_.max_debt;
+  if (tokens_ < 1.0 && !borrow) return false;
   tokens_ -= 1.0;
   return true;
 }

@@ -78,7 +78,7 @@ class HttpEngine::Impl {
     Clock::time_point attempt_started;
     std::string last_error;  // the latest failed attempt, for the final error
   };
-  enum class TimerKind { kRetry, kHedge, kDeadline };
+  enum class TimerKind { kRetry, kHedge, kHedgeOverdue, kDeadline };
   struct Timer {
     Clock::time_point at;
     RequestId id;
@@ -98,6 +98,11 @@ class HttpEngine::Impl {
   void OnTransferDone(Transfer* t, CURLcode code);
   void FireTimers();
   void HedgeWaiting();
+  bool Hedge(Pending* p, int attempt, bool overdue);
+  // Attempt `attempt` of p runs alone and has no first byte yet.
+  static bool Hedgeable(const Pending& p, int attempt) {
+    return p.attempts == attempt && p.transfers.size() == 1 && !p.first_byte_seen;
+  }
   void ScanCancelTokens();
   void Finish(Pending* p, Result<HttpResponse> result);
   void DropTransfer(Pending* p, Transfer* t);
@@ -339,15 +344,22 @@ void HttpEngine::Impl::HedgeWaiting() {
     const auto [id, attempt] = hedge_waiting_.front();
     auto it = pending_.find(id);
     Pending* p = it == pending_.end() ? nullptr : it->second.get();
-    if (p != nullptr && p->attempts == attempt && p->transfers.size() == 1 &&
-        !p->first_byte_seen) {
-      if (!hedge_.TryHedge()) return;
-      p->hedged = true;
-      hedges_.fetch_add(1, std::memory_order_relaxed);
-      StartTransfer(p, /*hedge=*/true);
+    if (p != nullptr && Hedgeable(*p, attempt) && !Hedge(p, attempt, /*overdue=*/false)) {
+      return;  // waits for a token
     }
     hedge_waiting_.pop_front();
   }
+}
+
+// Duplicates attempt `attempt` of `p` if it still runs alone without a first byte and the
+// budget allows (`overdue`: it may borrow).
+bool HttpEngine::Impl::Hedge(Pending* p, int attempt, bool overdue) {
+  if (!Hedgeable(*p, attempt)) return false;
+  if (!hedge_.TryHedge(overdue)) return false;
+  p->hedged = true;
+  hedges_.fetch_add(1, std::memory_order_relaxed);
+  StartTransfer(p, /*hedge=*/true);
+  return true;
 }
 
 void HttpEngine::Impl::StartTransfer(Pending* p, bool hedge) {
@@ -487,10 +499,19 @@ void HttpEngine::Impl::FireTimers() {
         if (p->transfers.empty() && p->attempts == timer.attempt) ready_.push_front(p->id);
         break;
       case TimerKind::kHedge:
-        if (p->attempts == timer.attempt && p->transfers.size() == 1 && !p->first_byte_seen) {
+        if (Hedgeable(*p, timer.attempt)) {
           hedge_waiting_.emplace_back(p->id, p->attempts);
           HedgeWaiting();  // hedged now unless older requests wait for the budget
+          if (!p->hedged && hedge_.overdue_multiple() > 0) {  // else it may borrow later
+            const auto delay = timer.at - p->attempt_started;
+            timers_.push({p->attempt_started + std::chrono::duration_cast<Clock::duration>(
+                                                   delay * hedge_.overdue_multiple()),
+                          p->id, TimerKind::kHedgeOverdue, p->attempts});
+          }
         }
+        break;
+      case TimerKind::kHedgeOverdue:
+        (void)Hedge(p, timer.attempt, /*overdue=*/true);  // its queue entry is skipped later
         break;
       case TimerKind::kDeadline: {
         const auto timeout =

@@ -413,6 +413,7 @@ TEST(HttpEngine, RequestThatFoundTheBudgetEmptyIsHedgedWithTheNextToken) {
   o.hedge.min_delay = 50ms;
   o.hedge.burst = 1;
   o.hedge.max_extra_fraction = 0.5;  // a token every 2 requests
+  o.hedge.overdue_multiple = 0;      // B waits for its token, however long
   HttpEngine engine(o);
   auto call = [&](const std::string& path) {
     auto p = std::make_shared<std::promise<Result<HttpResponse>>>();
@@ -444,6 +445,41 @@ TEST(HttpEngine, RequestThatFoundTheBudgetEmptyIsHedgedWithTheNextToken) {
     EXPECT_EQ(r->attempts, 1);
   }
   EXPECT_EQ(engine.stats().hedges, before + 2);
+}
+
+// One request in flight and an empty budget: the stall itself stops the requests that would
+// earn a token, so the overdue request borrows one (else it waits out the whole stall).
+TEST(HttpEngine, OverdueRequestBorrowsADuplicateWhenTheBudgetIsEmpty) {
+  std::atomic<int> slow_calls{0};
+  ScriptedHttpServer server([&](const Received& r) {
+    Reply reply;
+    reply.body = "data";
+    if (r.target == "/slow" && ++slow_calls == 1) reply.delay = 20s;  // the original stalls
+    return reply;
+  });
+  HttpEngineOptions o = FastOptions();
+  o.stall_timeout = 10s;  // rescued by a hedge, not by a retry
+  o.hedge.min_samples = 20;
+  o.hedge.min_delay = 50ms;
+  o.hedge.max_extra_fraction = 0.001;  // 40 requests earn 0.04 of a duplicate
+  HttpEngine engine(o);
+  for (int i = 0; i < 40; ++i) {
+    HttpRequest req = Get(server, "/fast");
+    req.hedge = true;
+    ASSERT_TRUE(engine.Call(req).ok());
+  }
+  HttpRequest req = Get(server, "/slow");
+  req.hedge = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = engine.Call(req);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->body, "data");
+  EXPECT_TRUE(r->hedged);
+  EXPECT_EQ(r->attempts, 1);
+  EXPECT_LT(took, 10s) << "the stall was waited out";
+  EXPECT_EQ(engine.stats().hedges, 1u);
+  EXPECT_EQ(slow_calls.load(), 2);
 }
 
 TEST(HttpEngine, RequestsNotMarkedHedgeableAreNeverDuplicated) {

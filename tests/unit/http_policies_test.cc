@@ -162,6 +162,44 @@ TEST(HedgePolicy, BudgetSavesOnlyABurst) {
   EXPECT_EQ(hedges, 10);
 }
 
+TEST(HedgePolicy, OverdueRequestsBorrowUpToTheDebtLimit) {
+  HedgePolicy h;  // 5%, burst 10, borrows up to 10 when overdue
+  EXPECT_FALSE(h.TryHedge());  // nothing earned yet
+  int borrowed = 0;
+  while (h.TryHedge(/*overdue=*/true)) ++borrowed;
+  EXPECT_EQ(borrowed, 10);
+  EXPECT_FALSE(h.TryHedge(/*overdue=*/true));
+  // The debt is paid back by the requests to come before a plain hedge finds a token:
+  // 11 duplicates of 0.05 each = 220 requests.
+  for (int i = 0; i < 219; ++i) h.OnRequest();
+  EXPECT_FALSE(h.TryHedge());
+  EXPECT_TRUE(h.TryHedge(/*overdue=*/true));  // owes 9.05 < 10 before: may borrow one more
+  for (int i = 0; i < 21; ++i) h.OnRequest();
+  EXPECT_TRUE(h.TryHedge());
+}
+
+TEST(HedgePolicy, BorrowingKeepsDuplicatesUnderTheShareOverARun) {
+  HedgePolicy h;
+  int hedges = 0;
+  for (int i = 0; i < 10000; ++i) {
+    h.OnRequest();
+    if (h.TryHedge() || h.TryHedge(/*overdue=*/true)) ++hedges;  // every request overdue
+  }
+  EXPECT_LE(hedges, 500 + 10 + 10);  // share + burst + debt
+  EXPECT_GE(hedges, 500);
+}
+
+TEST(HedgePolicy, NoBorrowingWithoutAnOverdueMultipleOrDebt) {
+  for (auto [multiple, debt] : {std::pair{0.0, 10.0}, std::pair{2.0, 0.0}}) {
+    HedgePolicy::Options o;
+    o.overdue_multiple = multiple;
+    o.max_debt = debt;
+    HedgePolicy h(o);
+    EXPECT_EQ(h.overdue_multiple(), 0.0);
+    EXPECT_FALSE(h.TryHedge(/*overdue=*/true));
+  }
+}
+
 TEST(HedgePolicy, DisabledNeverHedges) {
   HedgePolicy::Options o;
   o.enabled = false;

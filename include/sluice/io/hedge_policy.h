@@ -2,7 +2,8 @@
 // arrived by the running p95 of recent first-byte latencies is sent a second time; the first
 // to answer wins and the other is cancelled. A token budget keeps the duplicates under a
 // fixed share of the reads (a request that finds it empty waits for the next token, oldest
-// first: the engine's queue). Pure and single-threaded (the HTTP engine's thread owns it), so
+// first: the engine's queue), except a request still waiting at a multiple of the delay: it
+// borrows from the tokens of the requests to come (bounded). Pure and single-threaded (the HTTP engine's thread owns it), so
 // tests drive it with made-up latencies.
 #pragma once
 
@@ -33,6 +34,17 @@ class HedgePolicy {
     size_t early_samples = 8;     // Default: 8
     double early_multiple = 4.0;  // Default: 4
     size_t window = 1000;     // Default: the latest 1000 first-byte latencies
+    // A request still without a first byte at this multiple of the delay is hedged even on an
+    // empty budget, borrowing up to `max_debt` duplicates from the requests to come. Without
+    // it a stall could wait for its whole length: hedges at the p95 spend the budget about as
+    // fast as it is earned (5% of first bytes are later than the p95), and with one request in
+    // flight the stall itself stops the requests that earn tokens (bench/s3/run.py --only
+    // hedging at --concurrency 1: p99.9 ~504 ms of a 500 ms stall). 0: never borrow.
+    // Default: 2.
+    double overdue_multiple = 2.0;
+    // Duplicates that may be borrowed at most; over a run duplicates stay under
+    // max_extra_fraction x requests + burst + max_debt. Default: 10.
+    double max_debt = 10;
     // Never hedge sooner than this (a p95 of 1 ms on loopback would duplicate on scheduling
     // noise). Default: 2 ms.
     std::chrono::microseconds min_delay{2000};
@@ -48,8 +60,11 @@ class HedgePolicy {
   // How long to wait for a first byte before duplicating; nullopt while disabled or before
   // early_samples latencies.
   std::optional<std::chrono::microseconds> Delay();
-  // Spends one duplicate from the budget; false when the budget is empty.
-  bool TryHedge();
+  // Spends one duplicate from the budget; false when the budget is empty, unless `overdue`
+  // (the request has waited overdue_multiple x its delay) and less than max_debt is owed.
+  bool TryHedge(bool overdue = false);
+  // The multiple of the delay from which a waiting request may borrow (0: never).
+  double overdue_multiple() const { return options_.max_debt >= 1 ? options_.overdue_multiple : 0; }
   // A quantile (0..1) of the recent latencies, in microseconds; 0 without samples.
   double Quantile(double q) const;
 
@@ -60,7 +75,7 @@ class HedgePolicy {
   uint64_t recorded_ = 0;         // samples ever recorded
   uint64_t delay_at_ = 0;         // recorded_ when delay_ was computed
   int64_t delay_us_ = 0;
-  double tokens_ = 0;
+  double tokens_ = 0;  // negative while borrowed duplicates are owed
 };
 
 }  // namespace sluice::io
