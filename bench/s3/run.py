@@ -30,6 +30,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import resource
 import subprocess
 import sys
 import tempfile
@@ -94,24 +95,41 @@ def throughput(args, build, server, workdir):
     keys = upload_objects(server, bucket, args.objects, size)
     total = size * len(keys)
     best = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
+    cpu = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
     stats = None
+
+    def client_cpu(who):  # user + system seconds of this process or of its waited children
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
+
     for _ in range(args.repeat):  # interleaved, so all meet the same load
+        c0 = client_cpu(resource.RUSAGE_CHILDREN)
         got, seconds, stats = time_sluice(build, server, f"s3://{bucket}/obj")
         assert got == total, (got, total)
         best["sluice"] = min(best["sluice"], seconds)
+        cpu["sluice"] = min(cpu["sluice"], client_cpu(resource.RUSAGE_CHILDREN) - c0)
+        c0 = client_cpu(resource.RUSAGE_SELF)
         got, seconds = time_boto3(server, bucket, keys)
         assert got == total
         best["boto3"] = min(best["boto3"], seconds)
+        cpu["boto3"] = min(cpu["boto3"], client_cpu(resource.RUSAGE_SELF) - c0)
+        c0 = client_cpu(resource.RUSAGE_CHILDREN)
         best["curl"] = min(best["curl"], time_curl(server, bucket, keys, workdir))
+        cpu["curl"] = min(cpu["curl"], client_cpu(resource.RUSAGE_CHILDREN) - c0)
     rates = {k: total / v / 1e6 for k, v in best.items()}
+    cpu_per_gb = {k: v / (total / 1e9) for k, v in cpu.items()}
     print(f"\nthroughput: {len(keys)} objects x {size / 1e6:.1f} MB = {total / 1e6:.0f} MB "
-          f"from RGW on loopback, best of {args.repeat}")
-    print(f"  {'reader':<40} {'MB/s':>8} {'sluice / it':>12}")
+          f"from RGW on loopback, best of {args.repeat}; client CPU = the reader's own user + "
+          "system seconds (the server's excluded), per GB")
+    print(f"  {'reader':<40} {'MB/s':>8} {'sluice / it':>12} {'client CPU s/GB':>16} "
+          f"{'it / sluice':>12}")
     for name, label in [("sluice", "sluice (S3 file system, defaults)"),
                         ("boto3", "boto3 get_object, 16 threads"),
                         ("curl", "curl --parallel --parallel-max 64")]:
-        print(f"  {label:<40} {rates[name]:>8.0f} {rates['sluice'] / rates[name]:>11.2f}x")
-    return {"objects": len(keys), "bytes": total, "mb_per_s": rates, "sluice_stats": stats}
+        print(f"  {label:<40} {rates[name]:>8.0f} {rates['sluice'] / rates[name]:>11.2f}x "
+              f"{cpu_per_gb[name]:>16.2f} {cpu_per_gb[name] / cpu_per_gb['sluice']:>11.2f}x")
+    return {"objects": len(keys), "bytes": total, "mb_per_s": rates,
+            "client_cpu_s_per_gb": cpu_per_gb, "sluice_stats": stats}
 
 
 def make_image_shards(build, server, workdir, images):
