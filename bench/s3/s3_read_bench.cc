@@ -1,7 +1,9 @@
 // Reads from S3 with sluice's S3 file system and prints one JSON line of measurements; the
 // peers (boto3, curl --parallel) and the ratio table are in bench/s3/run.py.
 //
-//   s3_read_bench objects s3://bucket/prefix [--in-flight 64] [--repeat 3]
+//   s3_read_bench objects s3://bucket/prefix [--in-flight 64] [--repeat 3] [--reuse-buffers]
+//       (--reuse-buffers: each read's bytes go into a buffer an earlier read of the run
+//       gave back, as the chunk cache recycles its buffers, instead of a fresh one)
 //       every object under the prefix, whole (8 MiB parallel ranged GETs), all submitted at
 //       once and bounded by the engine's cap: {"bytes", "seconds", "mb_per_s", stats...}
 //   s3_read_bench latency s3://bucket/object [--reads 2000] [--size 1048576]
@@ -38,6 +40,7 @@ struct Args {
   uint64_t size = 1 << 20;
   int concurrency = 16;
   bool hedge = true;
+  bool reuse_buffers = false;
   uint64_t seed = 1;
   double hedge_quantile = 0;  // 0: the engine's default
 };
@@ -68,6 +71,8 @@ Args Parse(int argc, char** argv) {
       a.size = std::stoull(next());
     else if (f == "--concurrency")
       a.concurrency = std::stoi(next());
+    else if (f == "--reuse-buffers")
+      a.reuse_buffers = true;
     else if (f == "--no-hedge")
       a.hedge = false;
     else if (f == "--seed")
@@ -139,6 +144,18 @@ void Objects(const Args& a) {
   if (paths.empty()) Die("no objects under " + a.uri);
   double best = 1e30;
   uint64_t bytes = 0;
+  std::mutex pool_mu;
+  std::vector<std::string> pool;  // buffers given back (--reuse-buffers)
+  IoContext context;
+  if (a.reuse_buffers) {
+    context.buffer = [&](size_t) {
+      std::lock_guard<std::mutex> g(pool_mu);
+      if (pool.empty()) return std::string();
+      std::string s = std::move(pool.back());
+      pool.pop_back();
+      return s;
+    };
+  }
   for (int round = 0; round < a.repeat; ++round) {
     const auto start = Clock::now();
     // Opening is a HEAD per object, 16 at a time as a pipeline opens its shards
@@ -154,13 +171,21 @@ void Objects(const Args& a) {
           auto f = fs->OpenForRead(paths[i]);
           if (!f.ok()) Die(f.status().ToString());
           files[i] = std::move(*f);
-          files[i]->ReadAsync(0, files[i]->size(), [&](Result<std::string> r) {
-            if (r.ok())
-              got += r->size();
-            else
-              ++errors;
-            latch.Done();
-          });
+          files[i]->ReadAsync(
+              0, files[i]->size(),
+              [&](Result<std::string> r) {
+                if (r.ok()) {
+                  got += r->size();
+                  if (a.reuse_buffers) {
+                    std::lock_guard<std::mutex> g(pool_mu);
+                    pool.push_back(std::move(*r));
+                  }
+                } else {
+                  ++errors;
+                }
+                latch.Done();
+              },
+              context);
         });
       }
     }

@@ -43,6 +43,10 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
     return 0;  // aborts the transfer with CURLE_WRITE_ERROR
   }
   if (body.empty() && ok && t->expected_body_bytes.has_value()) {
+    if (t->body_buffer) {
+      body = t->body_buffer(*t->expected_body_bytes);
+      body.clear();  // keeps its capacity, and its pages
+    }
     body.reserve(*t->expected_body_bytes);
   }
   body.append(data, n);
@@ -151,6 +155,7 @@ void SetUpTransfer(const HttpRequest& attempt, const TransferLimits& limits, Tra
   // repeated (a WebHDFS APPEND) gets a connection of its own.
   if (!attempt.retry) curl.easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
   t->expected_body_bytes = attempt.expected_body_bytes;
+  t->body_buffer = attempt.body_buffer;
   t->max_body_bytes = limits.max_body_bytes;
 }
 

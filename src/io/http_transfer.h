@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@ struct Transfer {
   bool got_first_byte = false;
   bool overflow = false;  // the body outgrew what was allowed (aborted)
   std::optional<uint64_t> expected_body_bytes;
+  std::function<std::string(size_t n)> body_buffer;  // HttpRequest::body_buffer
   uint64_t max_body_bytes = 0;
   FirstByteSink* first_byte_sink = nullptr;
   char error[CURL_ERROR_SIZE] = {};

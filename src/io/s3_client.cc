@@ -154,6 +154,7 @@ HttpRequest S3Client::Build(const S3Call& call) const {
   for (const auto& h : call.headers) r.headers.push_back(h);
   r.body = call.body;
   r.expected_body_bytes = call.expected_body_bytes;
+  r.body_buffer = call.body_buffer;
   r.hedge = call.hedge && options_.hedge_reads;
   r.ok_body_may_be_error = call.ok_body_may_be_error;
   r.timeout = options_.request_timeout;

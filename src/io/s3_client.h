@@ -30,6 +30,7 @@ struct S3Call {
   HttpHeaders headers;  // signed with the rest (Range, If-None-Match, x-amz-copy-source, ...)
   std::shared_ptr<const std::string> body;
   std::optional<uint64_t> expected_body_bytes;
+  std::function<std::string(size_t n)> body_buffer;  // HttpRequest::body_buffer
   bool hedge = false;
   bool ok_body_may_be_error = false;
   std::shared_ptr<const CancelToken> cancel;

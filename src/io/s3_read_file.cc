@@ -41,7 +41,7 @@ class S3ReadFile final : public RandomAccessFile {
   Result<ByteView> Read(uint64_t offset, size_t n, char* scratch) const override {
     std::promise<Result<std::string>> promise;
     auto future = promise.get_future();
-    Fetch(offset, n, nullptr,
+    Fetch(offset, n, nullptr, nullptr,
           [&promise](Result<std::string> r) { promise.set_value(std::move(r)); });
     SLUICE_ASSIGN_OR_RETURN(std::string bytes, future.get());
     std::memcpy(scratch, bytes.data(), bytes.size());
@@ -51,7 +51,8 @@ class S3ReadFile final : public RandomAccessFile {
   void ReadAsync(uint64_t offset, size_t n, ReadCallback done,
                  const IoContext& context) const override {
     ThreadPool* executor = context.executor != nullptr ? context.executor : IoExecutor();
-    Fetch(offset, n, context.cancel, [executor, done = std::move(done)](Result<std::string> r) {
+    Fetch(offset, n, context.cancel, context.buffer,
+          [executor, done = std::move(done)](Result<std::string> r) {
       executor->Submit([done, r = std::move(r)]() mutable { done(std::move(r)); });
     });
   }
@@ -59,10 +60,11 @@ class S3ReadFile final : public RandomAccessFile {
                        const IoContext& context) const override;
 
  private:
-  // Reads [offset, offset + n) clipped at the end as ranged GETs of part_size each;
-  // `deliver` runs once, on the engine thread (or here for an empty range).
+  // Reads [offset, offset + n) clipped at the end as ranged GETs of part_size each, into
+  // `buffer`'s string when given (IoContext::buffer); `deliver` runs once, on the engine
+  // thread (or here for an empty range).
   void Fetch(uint64_t offset, size_t n, std::shared_ptr<const CancelToken> cancel,
-             ReadCallback deliver) const;
+             std::function<std::string(size_t)> buffer, ReadCallback deliver) const;
   // Checks a 206 reply for [first, first + length) and moves its body into `out`.
   Status Accept(const HttpResponse& r, uint64_t first, uint64_t length) const;
 
@@ -97,7 +99,7 @@ Status S3ReadFile::Accept(const HttpResponse& r, uint64_t first, uint64_t length
 }
 
 void S3ReadFile::Fetch(uint64_t offset, size_t n, std::shared_ptr<const CancelToken> cancel,
-                       ReadCallback done) const {
+                       std::function<std::string(size_t)> buffer, ReadCallback done) const {
   auto gather = std::make_shared<Gather>();
   gather->done = std::move(done);
   const uint64_t want = offset >= size_ ? 0 : std::min<uint64_t>(n, size_ - offset);
@@ -115,7 +117,10 @@ void S3ReadFile::Fetch(uint64_t offset, size_t n, std::shared_ptr<const CancelTo
   }
   const uint64_t part = std::max<uint64_t>(client_->options().part_size, 1);
   const uint64_t parts = (want + part - 1) / part;
-  if (parts > 1) gather->bytes.resize(want);
+  if (parts > 1) {  // the parts are copied into one string; else the body is the string
+    if (buffer) gather->bytes = buffer(want);
+    gather->bytes.resize(want);  // a longer buffer shrinks: nothing written
+  }
   gather->remaining = parts;
   std::lock_guard<std::mutex> lock(gather->mu);  // ids complete before any callback looks
   for (uint64_t i = 0; i < parts; ++i) {
@@ -126,6 +131,7 @@ void S3ReadFile::Fetch(uint64_t offset, size_t n, std::shared_ptr<const CancelTo
     call.headers = {
         {"range", "bytes=" + std::to_string(first) + "-" + std::to_string(first + length - 1)}};
     call.expected_body_bytes = length;
+    if (parts == 1) call.body_buffer = buffer;
     call.hedge = true;
     call.cancel = cancel;
     auto on_reply = [this, gather, deliver, first, length, offset, parts,

@@ -482,6 +482,43 @@ TEST(HttpEngine, OverdueRequestBorrowsADuplicateWhenTheBudgetIsEmpty) {
   EXPECT_EQ(slow_calls.load(), 2);
 }
 
+TEST(HttpEngine, BodyGoesIntoTheBufferGiven) {
+  const std::string payload(100000, 'p');
+  ScriptedHttpServer server([&](const Received& r) {
+    Reply reply;
+    reply.status = r.target == "/missing" ? 404 : 200;
+    reply.body = r.target == "/missing" ? "<Error><Code>NoSuchKey</Code></Error>" : payload;
+    return reply;
+  });
+  HttpEngine engine(FastOptions());
+  const char* given = nullptr;
+  size_t asked = 0;
+  HttpRequest req = Get(server, "/x");
+  req.expected_body_bytes = payload.size();
+  req.body_buffer = [&](size_t n) {
+    asked = n;
+    std::string buffer(1 << 20, 'z');  // longer than asked, with stale bytes
+    given = buffer.data();
+    return buffer;
+  };
+  auto r = engine.Call(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(asked, payload.size());
+  EXPECT_EQ(r->body, payload);
+  EXPECT_EQ(r->body.data(), given) << "the body did not go into the buffer given";
+  EXPECT_GE(r->body.capacity(), size_t{1} << 20);
+
+  asked = 0;  // an error document is not a body for the buffer
+  HttpRequest missing = Get(server, "/missing");
+  missing.expected_body_bytes = payload.size();
+  missing.body_buffer = req.body_buffer;
+  auto m = engine.Call(missing);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->status, 404);
+  EXPECT_EQ(asked, 0u);
+  EXPECT_NE(m->body.find("NoSuchKey"), std::string::npos);
+}
+
 TEST(HttpEngine, RequestsNotMarkedHedgeableAreNeverDuplicated) {
   std::atomic<int> calls{0};
   ScriptedHttpServer server([&](const Received& r) {

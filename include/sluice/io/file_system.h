@@ -42,8 +42,9 @@ struct IoContext {
   // Default (nullptr): not cancellable.
   std::shared_ptr<const CancelToken> cancel;
   // Where the bytes of a read go: a buffer for n bytes (it may be longer; the read resizes
-  // it, so a reused buffer costs no zero fill and no fresh pages). File systems with an
-  // engine of their own (S3, WebHDFS) ignore it. Default (empty): a new string.
+  // it, so a reused buffer costs no zero fill and no fresh pages). S3 receives the body into
+  // it (one ranged GET) or gathers the parts there; WebHDFS ignores it. Default (empty): a
+  // new string.
   std::function<std::string(size_t n)> buffer;
 };
 

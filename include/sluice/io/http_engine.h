@@ -49,6 +49,10 @@ struct HttpRequest {
   // shorter or longer body fails the attempt (retried) and is never handed on.
   // Default: unset = whatever Content-Length says (curl checks that one).
   std::optional<uint64_t> expected_body_bytes;
+  // With expected_body_bytes: where a 2xx body goes, a buffer for that many bytes asked for
+  // at its first byte (each attempt and duplicate asks; it may be longer: its capacity is
+  // kept, so a reused buffer costs no fresh pages). Default: empty = a new string.
+  std::function<std::string(size_t n)> body_buffer;
   // Whether a failed attempt may be sent again (false for requests that are not idempotent).
   bool retry = true;  // Default: true
   // Whether a duplicate may be sent when the first byte is late (HedgePolicy). Only for reads
