@@ -364,14 +364,19 @@ TEST(HttpEngine, NeverRunsMoreThanMaxInFlight) {
   EXPECT_EQ(engine.stats().requests, 12u);
 }
 
-TEST(HttpEngine, LateFirstByteIsHedgedAndTheDuplicateWins) {
-  std::atomic<int> slow_calls{0};
-  ScriptedHttpServer server([&](const Received& r) {
+// Answers "data"; the first request for /slow stalls 20 s (counted in *slow_calls).
+ScriptedHttpServer::Handler FirstSlowCallStalls(std::atomic<int>* slow_calls) {
+  return [slow_calls](const Received& r) {
     Reply reply;
     reply.body = "data";
-    if (r.target == "/slow" && ++slow_calls == 1) reply.delay = 20s;  // the original stalls
+    if (r.target == "/slow" && ++*slow_calls == 1) reply.delay = 20s;  // the original stalls
     return reply;
-  });
+  };
+}
+
+TEST(HttpEngine, LateFirstByteIsHedgedAndTheDuplicateWins) {
+  std::atomic<int> slow_calls{0};
+  ScriptedHttpServer server(FirstSlowCallStalls(&slow_calls));
   HttpEngineOptions o = FastOptions();
   o.hedge.min_samples = 20;
   o.hedge.min_delay = 50ms;  // well above scheduling noise on a loaded machine
@@ -451,12 +456,7 @@ TEST(HttpEngine, RequestThatFoundTheBudgetEmptyIsHedgedWithTheNextToken) {
 // earn a token, so the overdue request borrows one (else it waits out the whole stall).
 TEST(HttpEngine, OverdueRequestBorrowsADuplicateWhenTheBudgetIsEmpty) {
   std::atomic<int> slow_calls{0};
-  ScriptedHttpServer server([&](const Received& r) {
-    Reply reply;
-    reply.body = "data";
-    if (r.target == "/slow" && ++slow_calls == 1) reply.delay = 20s;  // the original stalls
-    return reply;
-  });
+  ScriptedHttpServer server(FirstSlowCallStalls(&slow_calls));
   HttpEngineOptions o = FastOptions();
   o.stall_timeout = 10s;  // rescued by a hedge, not by a retry
   o.hedge.min_samples = 20;
