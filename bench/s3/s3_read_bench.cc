@@ -12,6 +12,8 @@
 //       quantiles and the engine's hedges: {"p50_ms", "p99_ms", "p999_ms", "extra", ...}
 //
 // AWS settings come from the environment (AWS_ENDPOINT_URL, keys), as for `sluice`.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -44,6 +46,14 @@ struct Args {
   uint64_t seed = 1;
   double hedge_quantile = 0;  // 0: the engine's default
 };
+
+// User + system CPU seconds of this process so far.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 [[noreturn]] void Die(const std::string& why) {
   std::fprintf(stderr, "s3_read_bench: %s\n", why.c_str());
@@ -142,7 +152,7 @@ void Objects(const Args& a) {
     if (!e.is_directory) paths.push_back(e.path);
   }
   if (paths.empty()) Die("no objects under " + a.uri);
-  double best = 1e30;
+  double best = 1e30, best_cpu = 1e30;
   uint64_t bytes = 0;
   std::mutex pool_mu;
   std::vector<std::string> pool;  // buffers given back (--reuse-buffers)
@@ -157,6 +167,7 @@ void Objects(const Args& a) {
     };
   }
   for (int round = 0; round < a.repeat; ++round) {
+    const double cpu_start = CpuSeconds();
     const auto start = Clock::now();
     // Opening is a HEAD per object, 16 at a time as a pipeline opens its shards
     // (src/pipeline/shard_source.cc); each read goes out as soon as its file is open.
@@ -194,11 +205,12 @@ void Objects(const Args& a) {
     if (errors.load() > 0) Die(std::to_string(errors.load()) + " reads failed");
     bytes = got.load();
     best = std::min(best, seconds);
+    best_cpu = std::min(best_cpu, CpuSeconds() - cpu_start);
   }
   std::printf(
       "{\"mode\": \"objects\", \"objects\": %zu, \"bytes\": %llu, \"seconds\": %.4f, "
-      "\"mb_per_s\": %.1f, %s}\n",
-      paths.size(), static_cast<unsigned long long>(bytes), best, bytes / best / 1e6,
+      "\"cpu_seconds\": %.4f, \"mb_per_s\": %.1f, %s}\n",
+      paths.size(), static_cast<unsigned long long>(bytes), best, best_cpu, bytes / best / 1e6,
       StatsJson(engine.stats()).c_str());
 }
 
