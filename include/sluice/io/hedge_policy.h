@@ -3,8 +3,8 @@
 // to answer wins and the other is cancelled. A token budget keeps the duplicates under a
 // fixed share of the reads (a request that finds it empty waits for the next token, oldest
 // first: the engine's queue), except a request still waiting at a multiple of the delay: it
-// borrows from the tokens of the requests to come (bounded). Pure and single-threaded (the HTTP engine's thread owns it), so
-// tests drive it with made-up latencies.
+// borrows from the tokens of the requests to come (bounded). Pure and single-threaded (the
+// HTTP engine's thread owns it), so tests drive it with made-up latencies.
 #pragma once
 
 #include <chrono>
