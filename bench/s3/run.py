@@ -96,6 +96,7 @@ def throughput(args, build, server, workdir):
     total = size * len(keys)
     best = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
     cpu = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
+    server_cpu = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
     stats = None
 
     def client_cpu(who):  # user + system seconds of this process or of its waited children
@@ -103,33 +104,47 @@ def throughput(args, build, server, workdir):
         return r.ru_utime + r.ru_stime
 
     for _ in range(args.repeat):  # interleaved, so all meet the same load
+        s0 = server.daemon_cpu_seconds()
         got, seconds, stats = time_sluice(build, server, f"s3://{bucket}/obj")
         assert got == total, (got, total)
         best["sluice"] = min(best["sluice"], seconds)
         cpu["sluice"] = min(cpu["sluice"], stats["cpu_seconds"])  # the timed reads only
-        c0 = client_cpu(resource.RUSAGE_SELF)
+        server_cpu["sluice"] = min(server_cpu["sluice"], server.daemon_cpu_seconds() - s0)
+        c0, s0 = client_cpu(resource.RUSAGE_SELF), server.daemon_cpu_seconds()
         got, seconds = time_boto3(server, bucket, keys)
         assert got == total
         best["boto3"] = min(best["boto3"], seconds)
         cpu["boto3"] = min(cpu["boto3"], client_cpu(resource.RUSAGE_SELF) - c0)
-        c0 = client_cpu(resource.RUSAGE_CHILDREN)
+        server_cpu["boto3"] = min(server_cpu["boto3"], server.daemon_cpu_seconds() - s0)
+        c0, s0 = client_cpu(resource.RUSAGE_CHILDREN), server.daemon_cpu_seconds()
         best["curl"] = min(best["curl"], time_curl(server, bucket, keys, workdir))
         cpu["curl"] = min(cpu["curl"], client_cpu(resource.RUSAGE_CHILDREN) - c0)
+        server_cpu["curl"] = min(server_cpu["curl"], server.daemon_cpu_seconds() - s0)
     rates = {k: total / v / 1e6 for k, v in best.items()}
     cpu_per_gb = {k: v / (total / 1e9) for k, v in cpu.items()}
+    server_per_gb = {k: v / (total / 1e9) for k, v in server_cpu.items()}
     print(f"\nthroughput: {len(keys)} objects x {size / 1e6:.1f} MB = {total / 1e6:.0f} MB "
           f"from RGW on loopback, best of {args.repeat}; client CPU = the reader's own user + "
           "system seconds (the server's excluded), per GB: of the timed reads for sluice "
           "and boto3 (in-process), of the whole process for curl")
     print(f"  {'reader':<40} {'MB/s':>8} {'sluice / it':>12} {'client CPU s/GB':>16} "
-          f"{'it / sluice':>12}")
+          f"{'it / sluice':>12} {'server CPU s/GB':>16}")
     for name, label in [("sluice", "sluice (S3 file system, defaults)"),
                         ("boto3", "boto3 get_object, 16 threads"),
                         ("curl", "curl --parallel --parallel-max 64")]:
         print(f"  {label:<40} {rates[name]:>8.0f} {rates['sluice'] / rates[name]:>11.2f}x "
-              f"{cpu_per_gb[name]:>16.2f} {cpu_per_gb[name] / cpu_per_gb['sluice']:>11.2f}x")
+              f"{cpu_per_gb[name]:>16.2f} {cpu_per_gb[name] / cpu_per_gb['sluice']:>11.2f}x "
+              f"{server_per_gb[name]:>16.2f}")
+    # The server shares the machine's CPUs with the reader: at best (a reader costing no
+    # CPU at all, every CPU busy serving) it can send ncpu / (server CPU s per GB) GB/s.
+    ncpu = len(os.sched_getaffinity(0))
+    ceiling = ncpu / min(server_per_gb.values()) * 1e3
+    print(f"  server-bound ceiling: {ncpu} CPUs / {min(server_per_gb.values()):.2f} server CPU "
+          f"s/GB = {ceiling:.0f} MB/s, i.e. {ceiling / rates['boto3']:.2f}x boto3's rate and "
+          f"{ceiling / rates['curl']:.2f}x curl's for a reader that costs nothing")
     return {"objects": len(keys), "bytes": total, "mb_per_s": rates,
-            "client_cpu_s_per_gb": cpu_per_gb, "sluice_stats": stats}
+            "client_cpu_s_per_gb": cpu_per_gb, "server_cpu_s_per_gb": server_per_gb,
+            "sluice_stats": stats}
 
 
 def make_image_shards(build, server, workdir, images):

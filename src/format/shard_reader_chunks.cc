@@ -38,8 +38,7 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
     }
   }
   Status decoded = DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out);
-  out->record_offsets.clear();
-  out->record_lengths.clear();
+  out->records.clear();
   if (!decoded.ok()) {
     // Frames the index places where none decodes: under kRecover the shard is re-indexed and
     // every record of the chunk is read through the realigned index (RecordInChunk).
@@ -47,7 +46,7 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
     SLUICE_RETURN_IF_ERROR(Realign(decoded).status());
     out->bytes.clear();
     out->frame_starts.clear();
-    out->record_offsets.assign(chunk.records, kRecordFailedCheck);
+    out->records.assign(chunk.records, {kRecordFailedCheck, 0});
     return Status::OK();
   }
   // Locates every record now, in index order (the index's lookups in order are cheap), so
@@ -58,30 +57,29 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
   // a later read of such a record locates and checks it again and reports what is wrong
   // (and, when the index does not frame a record there, re-indexes the shard under kRecover).
   const bool uncompressed = codec() == Codec::kNone;
-  out->record_offsets.assign(chunk.records, kRecordFailedCheck);
-  out->record_lengths.assign(chunk.records, 0);
+  out->records.assign(chunk.records, {kRecordFailedCheck, 0});
   (void)index_->LocateRange(
       chunk.first_record, chunk.records,
       [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) {
         uint64_t begin = 0;
         if (r.length < kRecordFailedCheck &&
             OffsetInChunk(uncompressed, r, f, chunk, *out, &begin)) {
-          out->record_offsets[i - chunk.first_record] = static_cast<uint32_t>(begin);
-          out->record_lengths[i - chunk.first_record] = static_cast<uint32_t>(r.length);
+          out->records[i - chunk.first_record] = {static_cast<uint32_t>(begin),
+                                                  static_cast<uint32_t>(r.length)};
         }
       });
   return Status::OK();
 }
 
 const char* ShardReaderImpl::LocatedIntact(const DecodedChunk& decoded, uint64_t j) const {
-  if (j >= decoded.record_offsets.size() || decoded.record_offsets[j] == kRecordFailedCheck) {
-    return nullptr;
-  }
-  const char* framed = decoded.bytes.data() + decoded.record_offsets[j];
+  if (j >= decoded.records.size()) return nullptr;
+  const DecodedChunk::Located located = decoded.records[j];
+  if (located.offset == kRecordFailedCheck) return nullptr;
+  const char* framed = decoded.bytes.data() + located.offset;
   HeaderCheck header = HeaderCheck::kOk;
   uint64_t length = 0;
   // In bounds: DecodeChunk placed the record's framing, of the index's length, in the chunk.
-  return CheckFramedRecord(framed, decoded.record_lengths[j], options_.verify_crc, &header,
+  return CheckFramedRecord(framed, located.length, options_.verify_crc, &header,
                            &length) == FramedFault::kNone
              ? framed
              : nullptr;

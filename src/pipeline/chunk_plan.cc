@@ -28,6 +28,7 @@ Result<std::shared_ptr<const SnapshotChunks>> SnapshotChunks::Of(const RecordSou
       out->chunk_index_.push_back(next);
       next += c.records;
       out->decoded_bytes_ += c.decoded_bytes;
+      out->largest_decoded_bytes_ = std::max(out->largest_decoded_bytes_, c.decoded_bytes);
     }
     if (next != counts[s]) {
       return InvalidArgument("read: the chunks of shard '" + source.shard_name(s) + "' cover " +

@@ -55,22 +55,31 @@ Result<OrderOptions> ReadNode::ResolvedOrder(uint64_t memory_budget) const {
 // The reads of one task (ReadIterator::Work on a run of elements). Every element is located
 // first, in a loop of its own (the order's permutations of neighbouring positions overlap in
 // the CPU), in chunks mode through a ChunkOrder::Placer (the run's positions fall in a few
-// windows); then read, in chunks mode from the ChunkCache, holding the decoded chunks the run
-// took records from until the task ends (a window's records come from its chunks in turn: a
-// lookup in the shared cache per chunk and task instead of one per record).
+// windows); then read, in chunks mode from the ChunkCache. A shuffled read is two memory
+// misses (the record's place in its decoded chunk, then the record), so the reads prefetch
+// both for the elements a few places ahead; that takes their chunks from the cache ahead,
+// and a task holds up to `max_held` chunks (a window's records come from its chunks in turn;
+// the memory budget counts a held chunk the cache evicted: see MaxHeldChunks).
 class TaskReads {
  public:
+  static constexpr size_t kPrefetchPlace = 12;  // elements ahead: the record's place
+  static constexpr size_t kPrefetchRecord = 6;  // and its bytes, once the place is in cache
+  static constexpr size_t kMaxHeld = 16;        // > kPrefetchPlace: a taken chunk stays held
+
   TaskReads(const GlobalOrder& order, const SnapshotChunks* chunks, ChunkCache* cache,
-            const RecordSource& source)
+            const RecordSource& source, size_t max_held)
       : order_(order), chunks_(chunks), cache_(cache), source_(source) {
     if (cache_ != nullptr && order_.chunk_order() != nullptr) {
       placer_.emplace(*order_.chunk_order());
+      held_.resize(std::clamp<size_t>(max_held, 1, kMaxHeld));
+      prefetch_ = held_.size() > kPrefetchPlace;
     }
   }
 
   // Sets the shard and index of elems[0, n) from their positions.
   void LocateAll(std::vector<Element>& elems, size_t n) {
     chunk_of_.resize(n);
+    index_of_.resize(n);
     next_ = 0;
     for (size_t i = 0; i < n; ++i) {
       RecordId& id = elems[i].id;
@@ -84,22 +93,25 @@ class TaskReads {
       }
       id.shard = loc.shard;
       id.index = loc.index;
+      index_of_[i] = loc.index;
     }
   }
 
   // The record of the next element of LocateAll's run (each is read once, in order), from the
   // cache in chunks mode, else on its own.
   Result<ByteView> ReadNext(const RecordId& id, std::string* scratch) {
-    const uint64_t chunk = chunk_of_[next_++];
+    const size_t k = next_++;
     if (!placer_) return source_.Read(id.shard, id.index, scratch);
-    Held& h = held_;
-    if (h.chunk != chunk) {
-      h = Held();  // first: the Get below may wait for memory, or fail
-      SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
-      h.chunk = chunk;
-      h.info = &chunks_->Info(chunk);
+    if (prefetch_) {
+      if (k == 0) {  // the run's first elements
+        for (size_t a = 0; a < kPrefetchPlace; ++a) Prefetch(a, /*record=*/false);
+        for (size_t a = 0; a < kPrefetchRecord; ++a) Prefetch(a, /*record=*/true);
+      }
+      Prefetch(k + kPrefetchPlace, /*record=*/false);
+      Prefetch(k + kPrefetchRecord, /*record=*/true);
     }
-    return source_.ReadInChunk(id.shard, id.index, *h.info, *h.data, scratch);
+    SLUICE_ASSIGN_OR_RETURN(const Held* h, Take(chunk_of_[k]));
+    return source_.ReadInChunk(id.shard, id.index, *h->info, *h->data, scratch);
   }
 
  private:
@@ -108,15 +120,57 @@ class TaskReads {
     ChunkCache::Handle data;
     const format::ShardChunk* info = nullptr;
   };
+
+  // The decoded chunk, from the ones held (the oldest taken gives its place to a new one).
+  Result<const Held*> Take(uint64_t chunk) {
+    for (const Held& h : held_) {
+      if (h.chunk == chunk) return &h;
+    }
+    Held& h = held_[oldest_];
+    oldest_ = (oldest_ + 1) % held_.size();
+    h = Held();  // first: the Get below may fail
+    SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
+    h.chunk = chunk;
+    h.info = &chunks_->Info(chunk);
+    return &h;
+  }
+
+  // A hint for element k's read: its place in the decoded chunk, or (record) its framed
+  // bytes there. Takes the chunk ahead of the read (an error is left to the read).
+  void Prefetch(size_t k, bool record) {
+    if (k >= chunk_of_.size()) return;
+    Result<const Held*> h = Take(chunk_of_[k]);
+    if (!h.ok()) return;
+    const format::DecodedChunk& d = *(*h)->data;
+    const uint64_t j = index_of_[k] - (*h)->info->first_record;
+    if (j >= d.records.size()) return;
+    if (!record) {
+      __builtin_prefetch(&d.records[j]);
+    } else if (d.records[j].offset < d.bytes.size()) {
+      __builtin_prefetch(d.bytes.data() + d.records[j].offset);
+    }
+  }
+
   const GlobalOrder& order_;
   const SnapshotChunks* chunks_;
   ChunkCache* cache_;
   const RecordSource& source_;
   std::optional<ChunkOrder::Placer> placer_;  // chunks mode, reading from the cache
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
+  std::vector<uint64_t> index_of_;            // the record's index in its shard
   size_t next_ = 0;                           // ReadNext's element
-  Held held_;
+  std::vector<Held> held_;                    // chunks mode: the chunks taken last
+  size_t oldest_ = 0;                         // held_'s next slot to give up
+  bool prefetch_ = false;
 };
+
+// Chunks a read task may hold (TaskReads): together, the tasks hold at most an eighth of the
+// cache's capacity, so that chunks the cache evicts under pressure (a window larger than
+// the memory budget) but tasks still hold add little to it. One: no read-ahead.
+size_t MaxHeldChunks(uint64_t capacity_bytes, uint64_t largest_chunk_bytes, size_t tasks) {
+  return static_cast<size_t>(capacity_bytes / 8 /
+                             std::max<uint64_t>(1, largest_chunk_bytes * std::max<size_t>(1, tasks)));
+}
 
 class ReadIterator final : public StageIterator, private ChunkWork {
  public:
@@ -142,6 +196,10 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     ro.max_parallelism = std::max<size_t>(ro.parallelism, 2 * threads);
     ro.max_window = 4 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
+    if (chunks_ != nullptr) {
+      max_held_ = MaxHeldChunks(ChunkCacheCapacity(ctx->options().memory_budget_bytes),
+                                chunks_->largest_decoded_bytes(), ro.max_parallelism);
+    }
     StartCache();
   }
   ~ReadIterator() override {
@@ -194,6 +252,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   std::unique_ptr<ChunkCache> cache_;
   uint64_t next_k_ = 0;  // next rank sample to pull; only Pull (serialized) touches it
   std::unique_ptr<ParallelRunner> runner_;
+  size_t max_held_ = 1;  // chunks mode: decoded chunks a read task may hold (MaxHeldChunks)
 };
 
 void ReadIterator::StartCache() {
@@ -241,7 +300,7 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
 }
 
 void ReadIterator::Work(Chunk* c) {
-  TaskReads reads(*order_, chunks_.get(), cache_.get(), *cfg_.source);
+  TaskReads reads(*order_, chunks_.get(), cache_.get(), *cfg_.source, max_held_);
   reads.LocateAll(c->elems, c->size);  // first: an error names the record
   // TransformChunk calls the function once per element, in order (a dropped one included).
   TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {

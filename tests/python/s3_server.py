@@ -41,6 +41,23 @@ class S3Server:
             subprocess.run([SCRIPT, "stop", self.dir], capture_output=True, timeout=120)
             self.dir = None
 
+    def daemon_cpu_seconds(self):
+        """User + system CPU seconds the server's daemons (mon, osd, rgw) have used so far."""
+        total = 0
+        run = os.path.join(self.dir, "run")
+        for name in os.listdir(run):
+            if not name.endswith(".pid"):
+                continue
+            try:
+                with open(os.path.join(run, name)) as f:
+                    pid = int(f.read().strip())
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, ValueError):
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+        return total / os.sysconf("SC_CLK_TCK")
+
     def client(self, **overrides):
         import boto3
         keys = dict(aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],

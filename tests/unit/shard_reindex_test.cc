@@ -202,9 +202,9 @@ TEST_P(ShardReindex, ARecordOfADecodedChunkIsCheckedWhenItIsRead) {
     fetched.assign(got->data(), got->size());
     DecodedChunk decoded;
     ASSERT_TRUE(reader->DecodeChunk(chunk, std::move(fetched), &decoded).ok());
-    ASSERT_EQ(decoded.record_offsets.size(), chunk.records);
-    decoded.bytes[decoded.record_offsets[3] + kRecordHeaderBytes + 5] ^= 1;  // payload
-    decoded.bytes[decoded.record_offsets[4] + 2] ^= 1;                      // length
+    ASSERT_EQ(decoded.records.size(), chunk.records);
+    decoded.bytes[decoded.records[3].offset + kRecordHeaderBytes + 5] ^= 1;  // payload
+    decoded.bytes[decoded.records[4].offset + 2] ^= 1;                      // length
     std::string scratch;
     for (uint64_t i = 0; i < chunk.records; ++i) {
       Result<ByteView> r = reader->RecordInChunk(chunk.first_record + i, chunk, decoded, &scratch);

@@ -42,15 +42,19 @@ struct DecodedChunk {
   // place the record inside the chunk. A read checks its record there (header, length
   // against the index, payload CRC: the first batch after a start waits for the checks of
   // its own records only) and, when that fails, locates it again through the index and
-  // reports what is wrong. Empty: not located (each read locates its record).
-  std::vector<uint32_t> record_offsets;
-  std::vector<uint32_t> record_lengths;
+  // reports what is wrong. Empty: not located (each read locates its record). Offset and
+  // length side by side: a read in shuffled order touches one cache line of this table.
+  struct Located {
+    uint32_t offset;
+    uint32_t length;
+  };
+  std::vector<Located> records;
   // A buffer DecodeChunk is done with, for the caller to reuse: the fetched bytes once
   // decompressed, or (codec none, whose fetched bytes become `bytes`) what `bytes` held.
   std::string spare;
   uint64_t memory_bytes() const {
     return bytes.capacity() + frame_starts.capacity() * sizeof(uint64_t) +
-           (record_offsets.capacity() + record_lengths.capacity()) * sizeof(uint32_t);
+           records.capacity() * sizeof(Located);
   }
 };
 inline constexpr uint32_t kRecordFailedCheck = UINT32_MAX;

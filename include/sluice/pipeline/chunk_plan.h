@@ -34,6 +34,7 @@ class SnapshotChunks {
   }
   const format::ShardChunk& Info(uint64_t chunk) const;
   uint64_t decoded_bytes() const { return decoded_bytes_; }  // of all chunks
+  uint64_t largest_decoded_bytes() const { return largest_decoded_bytes_; }
 
  private:
   const RecordSource* source_ = nullptr;
@@ -42,6 +43,7 @@ class SnapshotChunks {
   std::vector<uint32_t> chunk_shard_;        // per chunk, its shard
   std::vector<uint64_t> chunk_index_;        // per chunk, its first record's index in the shard
   uint64_t decoded_bytes_ = 0;
+  uint64_t largest_decoded_bytes_ = 0;
 };
 
 // One chunk a rank needs.
