@@ -46,14 +46,24 @@ MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
 
 
-def upload_objects(server, bucket, count, size):
+def upload_shards(server, bucket, count, size, workdir):
+    """`count` shards of ~`size` bytes (4 KiB records of random bytes, codec none: what a
+    dataset of JPEGs is like) written by sluice, uploaded under obj/ with boto3."""
+    import sluice
+    record = 4096
+    per_shard = max(1, size // (record + 16))
+    folder = pathlib.Path(workdir) / "shards"
+    folder.mkdir(exist_ok=True)
+    keys = []
+    for i in range(count):
+        path = folder / f"part-{i:05d}.tfrecord"
+        sluice.write_records(str(path), (os.urandom(record) for _ in range(per_shard)))
+        keys.append(f"obj/{path.name}")
     client = server.client()
-    block = os.urandom(1 << 20)
-    body = (block * (size // len(block) + 1))[:size]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda i: client.put_object(Bucket=bucket, Key=f"obj/{i:05d}", Body=body),
-                      range(count)))
-    return [f"obj/{i:05d}" for i in range(count)]
+        list(pool.map(lambda k: client.upload_file(str(folder / k[4:]), bucket, k), keys))
+    sizes = [(folder / k[4:]).stat().st_size for k in keys]
+    return keys, sum(sizes)
 
 
 def time_boto3(server, bucket, keys):
@@ -82,69 +92,123 @@ def time_curl(server, bucket, keys, workdir):
     return time.perf_counter() - start
 
 
-def time_sluice(build, server, uri):
-    out = subprocess.run([str(build / "bin" / "s3_read_bench"), "objects", uri, "--repeat", "1"],
-                         check=True, capture_output=True, text=True, env=server.environ()).stdout
+def time_sluice(build, server, uri, *flags):
+    out = subprocess.run([str(build / "bin" / "s3_read_bench"), "objects", uri, "--repeat", "1",
+                          *flags], check=True, capture_output=True, text=True,
+                         env=server.environ()).stdout
     row = json.loads(out.strip().splitlines()[-1])
     return row["bytes"], row["seconds"], row
+
+
+def time_pipeline(server, uri, **read_options):
+    """sluice.read(uri, **read_options).batch(256), every record, in this process: seconds,
+    CPU seconds, payload bytes."""
+    import sluice
+    saved = {k: os.environ.get(k) for k in server.environ()}
+    os.environ.update(server.environ())
+    try:
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        start = time.perf_counter()
+        payload = 0
+        for batch in sluice.read(uri, **read_options).batch(256):
+            payload += len(batch["record"].values)
+        seconds = time.perf_counter() - start
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return seconds, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, payload
 
 
 def throughput(args, build, server, workdir):
     bucket = server.bucket("bench-throughput")
     size = args.mb * 1000 * 1000 // args.objects
-    keys = upload_objects(server, bucket, args.objects, size)
-    total = size * len(keys)
-    best = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
-    cpu = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
-    server_cpu = {"sluice": float("inf"), "boto3": float("inf"), "curl": float("inf")}
+    keys, total = upload_shards(server, bucket, args.objects, size, workdir)
+    uri = f"s3://{bucket}/obj"
+    names = ["sluice", "sluice_recycled", "pipeline", "pipeline_cold_cache", "boto3", "curl"]
+    best = {k: float("inf") for k in names}
+    cpu = {k: float("inf") for k in names}
+    server_cpu = {k: float("inf") for k in names}
     stats = None
 
     def client_cpu(who):  # user + system seconds of this process or of its waited children
         r = resource.getrusage(who)
         return r.ru_utime + r.ru_stime
 
-    for _ in range(args.repeat):  # interleaved, so all meet the same load
+    def run(name, fn):  # fn() -> (seconds, client CPU seconds)
         s0 = server.daemon_cpu_seconds()
-        got, seconds, stats = time_sluice(build, server, f"s3://{bucket}/obj")
+        seconds, client = fn()
+        best[name] = min(best[name], seconds)
+        cpu[name] = min(cpu[name], client)
+        server_cpu[name] = min(server_cpu[name], server.daemon_cpu_seconds() - s0)
+
+    def objects(*flags):
+        nonlocal stats
+        got, seconds, stats = time_sluice(build, server, uri, *flags)
         assert got == total, (got, total)
-        best["sluice"] = min(best["sluice"], seconds)
-        cpu["sluice"] = min(cpu["sluice"], stats["cpu_seconds"])  # the timed reads only
-        server_cpu["sluice"] = min(server_cpu["sluice"], server.daemon_cpu_seconds() - s0)
-        c0, s0 = client_cpu(resource.RUSAGE_SELF), server.daemon_cpu_seconds()
+        return seconds, stats["cpu_seconds"]  # the timed reads only
+
+    def pipeline(**read_options):
+        seconds, client, payload = time_pipeline(server, uri, **read_options)
+        assert payload > 0.99 * total * 4096 / (4096 + 16), payload
+        return seconds, client
+
+    rounds = iter(range(10**6))
+
+    def boto3():
+        c0 = client_cpu(resource.RUSAGE_SELF)
         got, seconds = time_boto3(server, bucket, keys)
         assert got == total
-        best["boto3"] = min(best["boto3"], seconds)
-        cpu["boto3"] = min(cpu["boto3"], client_cpu(resource.RUSAGE_SELF) - c0)
-        server_cpu["boto3"] = min(server_cpu["boto3"], server.daemon_cpu_seconds() - s0)
-        c0, s0 = client_cpu(resource.RUSAGE_CHILDREN), server.daemon_cpu_seconds()
-        best["curl"] = min(best["curl"], time_curl(server, bucket, keys, workdir))
-        cpu["curl"] = min(cpu["curl"], client_cpu(resource.RUSAGE_CHILDREN) - c0)
-        server_cpu["curl"] = min(server_cpu["curl"], server.daemon_cpu_seconds() - s0)
+        return seconds, client_cpu(resource.RUSAGE_SELF) - c0
+
+    def curl():
+        c0 = client_cpu(resource.RUSAGE_CHILDREN)
+        seconds = time_curl(server, bucket, keys, workdir)
+        return seconds, client_cpu(resource.RUSAGE_CHILDREN) - c0
+
+    for _ in range(args.repeat):  # interleaved, so all meet the same load
+        run("sluice_recycled", lambda: objects("--reuse-buffers"))
+        run("pipeline", lambda: pipeline(cache=False))
+        cold = pathlib.Path(workdir) / f"cache-{next(rounds)}"  # the default cache, cold
+        run("pipeline_cold_cache", lambda: pipeline(cache_dir=str(cold)))
+        run("sluice", objects)
+        run("boto3", boto3)
+        run("curl", curl)
     rates = {k: total / v / 1e6 for k, v in best.items()}
     cpu_per_gb = {k: v / (total / 1e9) for k, v in cpu.items()}
     server_per_gb = {k: v / (total / 1e9) for k, v in server_cpu.items()}
-    print(f"\nthroughput: {len(keys)} objects x {size / 1e6:.1f} MB = {total / 1e6:.0f} MB "
-          f"from RGW on loopback, best of {args.repeat}; client CPU = the reader's own user + "
-          "system seconds (the server's excluded), per GB: of the timed reads for sluice "
-          "and boto3 (in-process), of the whole process for curl")
-    print(f"  {'reader':<40} {'MB/s':>8} {'sluice / it':>12} {'client CPU s/GB':>16} "
-          f"{'it / sluice':>12} {'server CPU s/GB':>16}")
-    for name, label in [("sluice", "sluice (S3 file system, defaults)"),
-                        ("boto3", "boto3 get_object, 16 threads"),
-                        ("curl", "curl --parallel --parallel-max 64")]:
-        print(f"  {label:<40} {rates[name]:>8.0f} {rates['sluice'] / rates[name]:>11.2f}x "
-              f"{cpu_per_gb[name]:>16.2f} {cpu_per_gb[name] / cpu_per_gb['sluice']:>11.2f}x "
-              f"{server_per_gb[name]:>16.2f}")
+    print(f"\nthroughput: {len(keys)} shards (4 KiB records, codec none) of ~{total / len(keys) / 1e6:.1f} MB "
+          f"= {total / 1e6:.0f} MB from RGW on loopback, best of {args.repeat}; client CPU = the "
+          "reader's own user + system seconds, per GB: of the timed reads for sluice's "
+          "file system (in its process), of the whole read for the pipeline and boto3 "
+          "(in-process) and for curl (its process); server CPU: the RGW, OSD and monitor "
+          "daemons' during the read")
+    print(f"  {'reader':<58} {'MB/s':>6} {'sluice / it':>12} {'client CPU s/GB':>16} "
+          f"{'server CPU s/GB':>16}")
+    rows = [("sluice", "sluice file system, fresh buffers (s3_read_bench objects)"),
+            ("sluice_recycled", "sluice file system, recycled buffers (--reuse-buffers)"),
+            ("pipeline", "sluice.read(s3://..., cache=False).batch(256), all"),
+            ("pipeline_cold_cache", "same, node-local cache on (the default), cold"),
+            ("boto3", "boto3 get_object, 16 threads"),
+            ("curl", "curl --parallel --parallel-max 64")]
+    for name, label in rows:
+        print(f"  {label:<58} {rates[name]:>6.0f} {rates['pipeline'] / rates[name]:>11.2f}x "
+              f"{cpu_per_gb[name]:>16.2f} {server_per_gb[name]:>16.2f}")
+    print("  (sluice / it: the pipeline's rate over the row's)")
     # The server shares the machine's CPUs with the reader: at best (a reader costing no
     # CPU at all, every CPU busy serving) it can send ncpu / (server CPU s per GB) GB/s.
     ncpu = len(os.sched_getaffinity(0))
-    ceiling = ncpu / min(server_per_gb.values()) * 1e3
-    print(f"  server-bound ceiling: {ncpu} CPUs / {min(server_per_gb.values()):.2f} server CPU "
-          f"s/GB = {ceiling:.0f} MB/s, i.e. {ceiling / rates['boto3']:.2f}x boto3's rate and "
+    floor = min(server_per_gb.values())
+    ceiling = ncpu / floor * 1e3
+    print(f"  server-bound ceiling: {ncpu} CPUs / {floor:.2f} server CPU s/GB = {ceiling:.0f} "
+          f"MB/s, i.e. {ceiling / rates['boto3']:.2f}x boto3's rate and "
           f"{ceiling / rates['curl']:.2f}x curl's for a reader that costs nothing")
-    return {"objects": len(keys), "bytes": total, "mb_per_s": rates,
+    return {"shards": len(keys), "bytes": total, "mb_per_s": rates,
             "client_cpu_s_per_gb": cpu_per_gb, "server_cpu_s_per_gb": server_per_gb,
-            "sluice_stats": stats}
+            "server_bound_ceiling_mb_per_s": ceiling, "sluice_stats": stats}
 
 
 def make_image_shards(build, server, workdir, images):
@@ -182,7 +246,6 @@ def epoch_rate(path, threads, **read_options):
 
 
 def images(args, build, server, workdir):
-    sys.path.insert(0, str(build / "python"))
     local, remote = make_image_shards(build, server, workdir, args.images)
     saved = dict(os.environ)
     os.environ.update(server.environ())
@@ -262,6 +325,7 @@ def main():
     p.add_argument("--out", default=str(ROOT / "bench" / "out" / "s3"))
     args = p.parse_args()
     build = pathlib.Path(args.build).resolve()
+    sys.path.insert(0, str(build / "python"))
     parts = set(args.only.split(","))
     args.hedge_quantiles = [float(q) for q in args.hedge_quantiles.split(",")]
     results = {}

@@ -15,14 +15,25 @@ ChunkOrder::ChunkOrder(std::shared_ptr<const std::vector<uint64_t>> chunk_starts
       lanes_(std::max<uint32_t>(lanes, 1)),
       lane_window_(std::max<uint64_t>(lane_window, 1)),
       window_key_(EpochKey(kLaneWindowTag, seed, epoch)) {
+  const uint64_t chunks = chunk_starts_->empty() ? 0 : chunk_starts_->size() - 1;
+  const Permutation perm(chunks, EpochKey(kChunksTag, seed, epoch));
+  Build([&](uint64_t j) { return perm.Apply(j); });
+}
+
+ChunkOrder::ChunkOrder(std::shared_ptr<const std::vector<uint64_t>> chunk_starts, InOrder)
+    : chunk_starts_(std::move(chunk_starts)), in_order_(true) {
+  Build([](uint64_t j) { return j; });
+}
+
+template <typename ChunkInSlotFn>
+void ChunkOrder::Build(ChunkInSlotFn chunk_in_slot) {
   const std::vector<uint64_t>& starts = *chunk_starts_;
   const uint64_t chunks = starts.empty() ? 0 : starts.size() - 1;
   total_ = starts.empty() ? 0 : starts.back();
-  const Permutation perm(chunks, EpochKey(kChunksTag, seed, epoch));
   slot_chunk_.resize(chunks);
   slot_starts_.resize(chunks + 1, 0);
   for (uint64_t j = 0; j < chunks; ++j) {
-    const uint64_t c = perm.Apply(j);
+    const uint64_t c = chunk_in_slot(j);
     slot_chunk_[j] = static_cast<uint32_t>(c);
     slot_starts_[j + 1] = slot_starts_[j] + (starts[c + 1] - starts[c]);
   }
@@ -82,12 +93,14 @@ ChunkOrder::Place ChunkOrder::At(uint64_t position) const {
 }
 
 Permutation ChunkOrder::RecordsIn(const Window& w) const {
+  if (in_order_) return Permutation();  // unused: PlaceIn keeps the window's order
   return Permutation(w.end - w.first, CombineKey(CombineKey(window_key_, w.lane), w.index));
 }
 
 ChunkOrder::Place ChunkOrder::PlaceIn(const Window& w, const Permutation& records,
                                       uint64_t q) const {
-  const uint64_t t = LaneBegin(w.lane) + w.first + records.Apply(q - w.first);
+  const uint64_t t =
+      LaneBegin(w.lane) + w.first + (in_order_ ? q - w.first : records.Apply(q - w.first));
   const uint64_t slot = SlotOf(t, w.first_slot, w.end_slot);
   const uint64_t chunk = slot_chunk_[slot];
   return Place{(*chunk_starts_)[chunk] + (t - slot_starts_[slot]), chunk};

@@ -93,6 +93,10 @@ GlobalOrder::GlobalOrder(std::vector<uint64_t> shard_records, OrderOptions optio
     }
     chunk_order_.emplace(std::move(chunk_starts), seed, epoch_, options_.lanes,
                          options_.lane_window);
+  } else if (chunk_starts != nullptr) {
+    // Unshuffled (none, buffer): position p is record p; given the snapshot's chunks, the
+    // read stage reads them through its chunk cache, in order.
+    chunk_order_.emplace(std::move(chunk_starts), ChunkOrder::InOrder{});
   }
 }
 

@@ -20,6 +20,13 @@ Schema RecordSchema() { return Schema({FeatureInfo{"record", DType::kString, Sha
 // Saved snapshot descriptions are cut to this many bytes (states stay small).
 constexpr size_t kMaxSnapshotNameBytes = 256;
 
+// The unshuffled modes read a source that fetches by chunk through the chunk cache too,
+// chunk after chunk (ChunkOrder::InOrder): its fetches run ahead along the plan, many in
+// flight, and each chunk is fetched and decoded once instead of record by record.
+bool InOrderThroughChunks(ShuffleMode mode, const RecordSource& source) {
+  return (mode == ShuffleMode::kNone || mode == ShuffleMode::kBuffer) && source.reads_by_chunk();
+}
+
 class ReadNode final : public DatasetNode {
  public:
   explicit ReadNode(SourceConfig config) : DatasetNode(nullptr, RecordSchema()), config_(config) {}
@@ -436,7 +443,7 @@ Result<std::unique_ptr<StageIterator>> ReadNode::MakeIterator(PipelineContext* c
       ctx->OnSourceDamage(ctx->Counters(this), ctx->PolicyOr(config_.read.on_error)));
   SLUICE_ASSIGN_OR_RETURN(OrderOptions order, ResolvedOrder(ctx->options().memory_budget_bytes));
   std::shared_ptr<const SnapshotChunks> chunks;
-  if (order.mode == ShuffleMode::kChunks) {
+  if (order.mode == ShuffleMode::kChunks || InOrderThroughChunks(order.mode, *config_.source)) {
     SLUICE_ASSIGN_OR_RETURN(chunks, Chunks());
   }
   return std::unique_ptr<StageIterator>(std::make_unique<ReadIterator>(

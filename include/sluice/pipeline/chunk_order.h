@@ -29,6 +29,11 @@ class ChunkOrder {
   // increasing: every chunk has a record). `lanes` and `lane_window` are L and K (0 means 1).
   ChunkOrder(std::shared_ptr<const std::vector<uint64_t>> chunk_starts, uint64_t seed,
              uint64_t epoch, uint32_t lanes, uint64_t lane_window);
+  // The records in their stored order (position p is record p), chunk after chunk: one
+  // lane, windows of one chunk. What the unshuffled modes read through the chunk cache.
+  struct InOrder {};
+  ChunkOrder(std::shared_ptr<const std::vector<uint64_t>> chunk_starts, InOrder);
+  bool in_order() const { return in_order_; }
 
   uint64_t size() const { return total_; }
   uint64_t chunks() const { return slot_chunk_.size(); }
@@ -84,6 +89,9 @@ class ChunkOrder {
   uint64_t SlotOf(uint64_t t, uint64_t first, uint64_t last) const;
   uint64_t LaneBegin(uint32_t lane) const;  // stream offset of the lane's first record
   Permutation RecordsIn(const Window& w) const;  // the window's record permutation
+  // The slots, lanes and their first and last slots; slot j holds chunk chunk_in_slot(j).
+  template <typename ChunkInSlotFn>
+  void Build(ChunkInSlotFn chunk_in_slot);
   // The record at lane position q of window w, whose record permutation is `records`.
   Place PlaceIn(const Window& w, const Permutation& records, uint64_t q) const;
 
@@ -92,6 +100,7 @@ class ChunkOrder {
   uint32_t lanes_ = 1;
   uint64_t lane_window_ = 1;
   uint64_t window_key_ = 0;
+  bool in_order_ = false;
   std::vector<uint32_t> slot_chunk_;     // slot j holds chunk slot_chunk_[j]
   std::vector<uint64_t> slot_starts_;    // stream offset of slot j's first record; + total
   std::vector<uint64_t> lane_slot_;      // first slot of each lane (its first piece)

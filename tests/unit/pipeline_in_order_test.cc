@@ -1,0 +1,176 @@
+// Unshuffled reads (shuffle modes none and buffer) of shard files go through the read stage's
+// chunk cache in stored order (ChunkOrder::InOrder): every record once and in order, each
+// chunk fetched and decoded once, exact save/restore, ranks striped as before; and the
+// in-order chunk order itself.
+#include <mutex>
+#include <numeric>
+
+#include "pipeline/forwarding_source.h"
+#include "pipeline_test_util.h"
+#include "sluice/format/record_writer.h"
+#include "sluice/pipeline/chunk_order.h"
+#include "sluice/pipeline/chunk_plan.h"
+
+namespace sluice::pipeline {
+namespace {
+
+using testing::Drain;
+using testing::IdMap;
+using testing::MakeIt;
+using testing::ParseId;
+
+TEST(ChunkOrderInOrder, PositionIsTheRecordChunkAfterChunk) {
+  auto starts = std::make_shared<std::vector<uint64_t>>(std::vector<uint64_t>{0, 3, 4, 11, 30});
+  ChunkOrder order(starts, ChunkOrder::InOrder{});
+  ASSERT_EQ(order.size(), 30u);
+  EXPECT_TRUE(order.in_order());
+  ChunkOrder::Placer placer(order);
+  for (uint64_t p = 0; p < order.size(); ++p) {
+    const uint64_t chunk = p < 3 ? 0 : p < 4 ? 1 : p < 11 ? 2 : 3;
+    EXPECT_EQ(order.At(p).record, p);
+    EXPECT_EQ(order.At(p).chunk, chunk) << p;
+    EXPECT_EQ(placer.At(p).record, p);
+    EXPECT_EQ(placer.At(p).chunk, chunk);
+    EXPECT_EQ(order.WindowAt(p).end_slot - order.WindowAt(p).first_slot, 1u);
+  }
+  // The unshuffled GlobalOrder given the chunks keeps position = record.
+  GlobalOrder none({30}, OrderOptions{ShuffleMode::kNone, 1, 4, 0, 0}, 3, starts);
+  ASSERT_NE(none.chunk_order(), nullptr);
+  for (uint64_t p = 0; p < 30; ++p) EXPECT_EQ(none.RecordAt(p), p);
+}
+
+// Counts DecodeChunk calls of a wrapped source.
+class CountingSource final : public ForwardingSource {
+ public:
+  using ForwardingSource::ForwardingSource;
+  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
+                     format::DecodedChunk* out) const override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++decodes_;
+    }
+    return ForwardingSource::DecodeChunk(shard, chunk, std::move(fetched), out);
+  }
+  uint64_t decodes() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return decodes_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable uint64_t decodes_ = 0;  // guarded by mu_
+};
+
+class PipelineInOrder : public ::testing::TestWithParam<format::Codec> {
+ protected:
+  void SetUp() override {
+    fs_ = io::NewMemoryFileSystem();
+    ASSERT_TRUE(fs_->CreateDirs("/d").ok());
+    int64_t id = 0;
+    for (int count : {300, 0, 410, 255, 199}) {
+      format::RecordWriterOptions o;
+      o.codec = GetParam();
+      o.zstd_frame_bytes = 256;
+      std::string path = "/d/part-" + std::to_string(paths_.size()) + ".tfrecord";
+      auto w = format::RecordWriter::Open(fs_.get(), path, o);
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      for (int i = 0; i < count; ++i) ASSERT_TRUE((*w)->Write(std::to_string(id++)).ok());
+      ASSERT_TRUE((*w)->Close().ok());
+      paths_.push_back(path);
+    }
+    total_ = id;
+  }
+
+  std::shared_ptr<CountingSource> Source() {
+    format::ShardReaderOptions options;
+    options.chunk_bytes = 256;  // ~25 records a chunk
+    auto source = OpenShardSource(fs_.get(), paths_, options);
+    EXPECT_TRUE(source.ok()) << source.status().ToString();
+    return std::make_shared<CountingSource>(*source);
+  }
+
+  // read [-> shuffle(mode)] -> shard -> parse id -> batch 8.
+  static Dataset Pipeline(std::shared_ptr<RecordSource> source, ShuffleMode mode,
+                          uint32_t rank = 0, uint32_t world = 1) {
+    ReadOptions ro;
+    ro.chunk_records = 16;
+    Dataset ds = Dataset::FromSource(std::move(source), ro);
+    if (mode != ShuffleMode::kNone) {
+      ShuffleOptions shuffle{.mode = mode, .seed = 4};
+      shuffle.buffer_size = 50;
+      ds = ds.Shuffle(shuffle);
+    }
+    return ds.Shard(rank, world).Map(ParseId, IdMap(2)).Batch(8);
+  }
+
+  static PipelineOptions Options(uint32_t threads) {
+    PipelineOptions o;
+    o.threads = threads;
+    o.autotune = false;
+    o.memory_budget_bytes = 64ull << 20;
+    return o;
+  }
+
+  std::unique_ptr<io::FileSystem> fs_;
+  std::vector<std::string> paths_;
+  int64_t total_ = 0;
+};
+
+INSTANTIATE_TEST_SUITE_P(Codecs, PipelineInOrder,
+                         ::testing::Values(format::Codec::kZstd, format::Codec::kGzip,
+                                           format::Codec::kNone),
+                         [](const auto& info) {
+                           return std::string(format::CodecName(info.param));
+                         });
+
+TEST_P(PipelineInOrder, UnshuffledRecordsComeInStoredOrderEachChunkDecodedOnce) {
+  auto source = Source();
+  auto chunks = SnapshotChunks::Of(*source);
+  ASSERT_TRUE(chunks.ok());
+  for (uint32_t threads : {1u, 2u, 8u}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    auto counted = Source();
+    auto it = MakeIt(Pipeline(counted, ShuffleMode::kNone), Options(threads));
+    std::vector<int64_t> all(static_cast<size_t>(total_));
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(Drain(it.get()), all);
+    EXPECT_EQ(counted->decodes(), (*chunks)->size());
+    EXPECT_EQ(it->stats().stages[0].chunk_decodes, (*chunks)->size());
+  }
+}
+
+TEST_P(PipelineInOrder, RanksGetTheirStripeAndBufferModeEveryRecord) {
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    auto it = MakeIt(Pipeline(Source(), ShuffleMode::kNone, rank, 3), Options(2));
+    std::vector<int64_t> got = Drain(it.get());
+    ASSERT_EQ(got.size(), static_cast<size_t>(total_ / 3));  // drop: the remainder goes
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], static_cast<int64_t>(3 * i + rank));
+  }
+  auto it = MakeIt(Pipeline(Source(), ShuffleMode::kBuffer), Options(2));
+  std::vector<int64_t> got = Drain(it.get());
+  EXPECT_FALSE(std::is_sorted(got.begin(), got.end()));
+  std::sort(got.begin(), got.end());
+  std::vector<int64_t> all(static_cast<size_t>(total_));
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(got, all);
+}
+
+TEST_P(PipelineInOrder, RestoreAnywhereContinuesTheStream) {
+  auto full = MakeIt(Pipeline(Source(), ShuffleMode::kNone), Options(2));
+  const std::vector<int64_t> expect = Drain(full.get());
+  for (size_t at : {size_t{0}, size_t{1}, size_t{37}, expect.size() / 8}) {
+    SCOPED_TRACE(::testing::Message() << "save after " << at << " batches");
+    auto it = MakeIt(Pipeline(Source(), ShuffleMode::kNone), Options(2));
+    std::vector<int64_t> head = at == 0 ? std::vector<int64_t>() : Drain(it.get(), at);
+    Result<std::string> state = it->Save();
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    auto resumed = MakeIt(Pipeline(Source(), ShuffleMode::kNone), Options(1));
+    ASSERT_TRUE(resumed->Restore(*state).ok());
+    std::vector<int64_t> tail = Drain(resumed.get());
+    head.insert(head.end(), tail.begin(), tail.end());
+    EXPECT_EQ(head, expect);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::pipeline
