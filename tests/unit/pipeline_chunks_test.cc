@@ -19,39 +19,12 @@
 namespace sluice::pipeline {
 namespace {
 
+using testing::CountingSource;
 using testing::Drain;
 using testing::IdMap;
 using testing::MakeIt;
 using testing::ParseId;
 using testing::StreamError;
-
-// Counts DecodeChunk calls per (epoch-agnostic) chunk of a wrapped source.
-class CountingSource final : public ForwardingSource {
- public:
-  using ForwardingSource::ForwardingSource;
-  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
-                     format::DecodedChunk* out) const override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++decodes_[{shard, chunk.first_record}];
-    }
-    return ForwardingSource::DecodeChunk(shard, chunk, std::move(fetched), out);
-  }
-  std::map<std::pair<uint32_t, uint64_t>, int> TakeDecodes() {
-    std::lock_guard<std::mutex> l(mu_);
-    return std::exchange(decodes_, {});
-  }
-  uint64_t TotalDecodes() {
-    std::lock_guard<std::mutex> l(mu_);
-    uint64_t n = 0;
-    for (const auto& [chunk, count] : decodes_) n += count;
-    return n;
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::map<std::pair<uint32_t, uint64_t>, int> decodes_;  // guarded by mu_
-};
 
 // Shards of decimal ids ("0", "1", ...) in `codec`, 64-byte zstd frames: many chunks.
 class PipelineChunks : public ::testing::TestWithParam<format::Codec> {

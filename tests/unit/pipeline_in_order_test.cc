@@ -2,10 +2,8 @@
 // chunk cache in stored order (ChunkOrder::InOrder): every record once and in order, each
 // chunk fetched and decoded once, exact save/restore, ranks striped as before; and the
 // in-order chunk order itself.
-#include <mutex>
 #include <numeric>
 
-#include "pipeline/forwarding_source.h"
 #include "pipeline_test_util.h"
 #include "sluice/format/record_writer.h"
 #include "sluice/pipeline/chunk_order.h"
@@ -14,6 +12,7 @@
 namespace sluice::pipeline {
 namespace {
 
+using testing::CountingSource;
 using testing::Drain;
 using testing::IdMap;
 using testing::MakeIt;
@@ -38,28 +37,6 @@ TEST(ChunkOrderInOrder, PositionIsTheRecordChunkAfterChunk) {
   ASSERT_NE(none.chunk_order(), nullptr);
   for (uint64_t p = 0; p < 30; ++p) EXPECT_EQ(none.RecordAt(p), p);
 }
-
-// Counts DecodeChunk calls of a wrapped source.
-class CountingSource final : public ForwardingSource {
- public:
-  using ForwardingSource::ForwardingSource;
-  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
-                     format::DecodedChunk* out) const override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++decodes_;
-    }
-    return ForwardingSource::DecodeChunk(shard, chunk, std::move(fetched), out);
-  }
-  uint64_t decodes() const {
-    std::lock_guard<std::mutex> l(mu_);
-    return decodes_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable uint64_t decodes_ = 0;  // guarded by mu_
-};
 
 class PipelineInOrder : public ::testing::TestWithParam<format::Codec> {
  protected:
@@ -134,7 +111,7 @@ TEST_P(PipelineInOrder, UnshuffledRecordsComeInStoredOrderEachChunkDecodedOnce) 
     std::vector<int64_t> all(static_cast<size_t>(total_));
     std::iota(all.begin(), all.end(), 0);
     EXPECT_EQ(Drain(it.get()), all);
-    EXPECT_EQ(counted->decodes(), (*chunks)->size());
+    EXPECT_EQ(counted->TotalDecodes(), (*chunks)->size());
     EXPECT_EQ(it->stats().stages[0].chunk_decodes, (*chunks)->size());
   }
 }

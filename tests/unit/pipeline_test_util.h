@@ -6,9 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "pipeline/forwarding_source.h"
 #include "sluice/pipeline/dataset.h"
 
 namespace sluice::pipeline::testing {
@@ -135,6 +139,34 @@ class VirtualSource final : public RecordSource {
   std::vector<std::string> names_;
   uint64_t per_shard_;
   mutable std::atomic<uint64_t> reads_{0};
+};
+
+// Counts DecodeChunk calls per (epoch-agnostic) chunk of a wrapped source.
+class CountingSource final : public ForwardingSource {
+ public:
+  using ForwardingSource::ForwardingSource;
+  Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
+                     format::DecodedChunk* out) const override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++decodes_[{shard, chunk.first_record}];
+    }
+    return ForwardingSource::DecodeChunk(shard, chunk, std::move(fetched), out);
+  }
+  std::map<std::pair<uint32_t, uint64_t>, int> TakeDecodes() {
+    std::lock_guard<std::mutex> l(mu_);
+    return std::exchange(decodes_, {});
+  }
+  uint64_t TotalDecodes() {
+    std::lock_guard<std::mutex> l(mu_);
+    uint64_t n = 0;
+    for (const auto& [chunk, count] : decodes_) n += count;
+    return n;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<std::pair<uint32_t, uint64_t>, int> decodes_;  // guarded by mu_
 };
 
 }  // namespace sluice::pipeline::testing
