@@ -11,6 +11,7 @@
 #include "format/framing.h"
 #include "format/index_block_cache.h"
 #include "format/index_table.h"
+#include "format/retained_index.h"
 #include "sluice/base/crc32c.h"
 
 namespace sluice::format {
@@ -643,7 +644,7 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index, uint64_t c
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
     io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,
     uint64_t table_budget_bytes, uint64_t chunk_bytes, const IndexEntryVisitor& visit) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, fs->OpenForRead(index_path));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, OpenIndexFile(fs, index_path));
   char head_bytes[kIndexHeaderBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof head_bytes, head_bytes));
   SLUICE_RETURN_IF_ERROR(CheckIndexFraming(head, file->size(), index_path));

@@ -92,7 +92,7 @@ class ShardSource final : public RecordSource {
 std::vector<Result<std::unique_ptr<format::ShardReader>>> OpenReaders(
     io::FileSystem* fs, const std::vector<std::string>& paths,
     const format::ShardReaderOptions& options) {
-  constexpr size_t kMaxParallelOpens = 16;
+  constexpr size_t kMaxParallelOpens = 64;
   std::vector<Result<std::unique_ptr<format::ShardReader>>> out;
   out.reserve(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) out.emplace_back(Internal("not opened"));
