@@ -119,26 +119,6 @@ template <uint32_t (*ShortCrc)(const char*, size_t)>
   }
   return at;
 }
-
-template <uint32_t (*ShortCrc)(const char*, size_t)>
-[[gnu::always_inline]] inline FramedFault CheckFramed(const char* framed, uint64_t expected,
-                                                      bool verify_crc, HeaderCheck* header,
-                                                      uint64_t* length) {
-  *length = DecodeFixed64(framed);
-  *header = HeaderCheck::kOk;
-  if (verify_crc && crc32c::Unmask(DecodeFixed32(framed + 8)) != ShortCrc(framed, 8)) {
-    *header = HeaderCheck::kLengthCrcMismatch;
-    return FramedFault::kHeader;
-  }
-  if (*length != expected) return FramedFault::kLength;
-  if (verify_crc) {
-    const char* payload = framed + kRecordHeaderBytes;
-    const uint32_t crc =
-        expected <= kInlineCrcBytes ? ShortCrc(payload, expected) : crc32c::Value(payload, expected);
-    if (crc32c::Unmask(DecodeFixed32(payload + expected)) != crc) return FramedFault::kPayload;
-  }
-  return FramedFault::kNone;
-}
 }  // namespace
 
 #if defined(__x86_64__)
@@ -161,13 +141,6 @@ __attribute__((target("sse4.2"))) size_t ScanIntactSse42(const char* p, size_t n
   return ScanIntact<Crc32cSse42>(p, n, max_length, verify_crc, stop_after);
 }
 
-__attribute__((target("sse4.2"))) FramedFault CheckFramedSse42(const char* framed,
-                                                               uint64_t expected, bool verify_crc,
-                                                               HeaderCheck* header,
-                                                               uint64_t* length) {
-  return CheckFramed<Crc32cSse42>(framed, expected, verify_crc, header, length);
-}
-
 bool HasSse42() {
   static const bool has = __builtin_cpu_supports("sse4.2");
   return has;
@@ -184,23 +157,12 @@ size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, boo
   if (HasSse42()) return ScanIntactSse42(p, n, max_record_bytes, verify_crc, stop_after);
   return ScanIntact<Crc32cPortable>(p, n, max_record_bytes, verify_crc, stop_after);
 }
-
-FramedFault CheckFramedRecord(const char* framed, uint64_t expected, bool verify_crc,
-                              HeaderCheck* header, uint64_t* length) {
-  if (HasSse42()) return CheckFramedSse42(framed, expected, verify_crc, header, length);
-  return CheckFramed<Crc32cPortable>(framed, expected, verify_crc, header, length);
-}
 #else
 uint32_t Crc32c(const char* p, size_t n) { return crc32c::Value(p, n); }
 
 size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, bool verify_crc,
                          size_t stop_after) {
   return ScanIntact<Crc32cPortable>(p, n, max_record_bytes, verify_crc, stop_after);
-}
-
-FramedFault CheckFramedRecord(const char* framed, uint64_t expected, bool verify_crc,
-                              HeaderCheck* header, uint64_t* length) {
-  return CheckFramed<Crc32cPortable>(framed, expected, verify_crc, header, length);
 }
 #endif
 

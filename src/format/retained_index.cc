@@ -42,10 +42,8 @@ class RetainedIndexFile final : public io::RandomAccessFile {
 Result<std::unique_ptr<io::RandomAccessFile>> OpenIndexFile(io::FileSystem* fs,
                                                             const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, fs->OpenForRead(path));
-  const std::string_view kind = fs->name();
   const uint64_t size = file->size();
-  if (kind == "local" || kind == "memory" || size > kMaxRetainedIndexFileBytes ||
-      !Reserve(size)) {
+  if (!fs->is_remote() || size > kMaxRetainedIndexFileBytes || !Reserve(size)) {
     return file;
   }
   std::string bytes(size, '\0');

@@ -96,8 +96,7 @@ std::vector<Result<std::unique_ptr<format::ShardReader>>> OpenReaders(
   std::vector<Result<std::unique_ptr<format::ShardReader>>> out;
   out.reserve(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) out.emplace_back(Internal("not opened"));
-  const bool local = fs->name() == "local" || fs->name() == "memory";
-  if (local || paths.size() == 1) {
+  if (!fs->is_remote() || paths.size() == 1) {
     for (size_t i = 0; i < paths.size(); ++i)
       out[i] = format::ShardReader::Open(fs, paths[i], options);
     return out;

@@ -149,6 +149,9 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
   virtual std::string_view name() const = 0;  // "local", "memory", ...
+  // Whether a read is a request to another machine (S3, HDFS, a cache in front of them):
+  // every file system but "local" and "memory".
+  bool is_remote() const { return name() != "local" && name() != "memory"; }
 
   virtual Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) = 0;
   virtual Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
