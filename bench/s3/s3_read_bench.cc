@@ -257,8 +257,13 @@ void LatencyRun(const Args& a) {
   }
   if (failures > 0) Die(std::to_string(failures) + " reads failed");
   // The reads behind the tail (p99.9 is the 3rd-slowest of 3000): which ones, and how slow.
-  for (size_t i = 0; i < latency_ms.size(); ++i) {
-    if (latency_ms[i] > 100) std::fprintf(stderr, "slow read %zu: %.1f ms\n", i, latency_ms[i]);
+  std::vector<size_t> slowest(latency_ms.size());
+  for (size_t i = 0; i < slowest.size(); ++i) slowest[i] = i;
+  const size_t shown = std::min<size_t>(6, slowest.size());
+  std::partial_sort(slowest.begin(), slowest.begin() + static_cast<std::ptrdiff_t>(shown),
+                    slowest.end(), [&](size_t x, size_t y) { return latency_ms[x] > latency_ms[y]; });
+  for (size_t k = 0; k < shown; ++k) {
+    std::fprintf(stderr, "slow read %zu: %.1f ms\n", slowest[k], latency_ms[slowest[k]]);
   }
   const HttpEngineStats s = engine.stats();
   // Requests other than the reads themselves (the HEAD at open) are not part of "extra".

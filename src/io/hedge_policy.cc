@@ -12,7 +12,7 @@ namespace {
 constexpr uint64_t kRecomputeEvery = 16;
 }  // namespace
 
-HedgePolicy::HedgePolicy(Options options) : options_(options) {
+HedgePolicy::HedgePolicy(Options options) : options_(options), tokens_(options.burst) {
   if (options_.window == 0) options_.window = 1;
   samples_.reserve(options_.window);
 }

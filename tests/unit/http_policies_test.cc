@@ -99,14 +99,14 @@ TEST(HedgePolicy, NoHedgingBeforeEnoughSamples) {
 }
 
 TEST(HedgePolicy, FirstRequestsGetACautiousDelayOfAMultipleOfTheirMedian) {
-  HedgePolicy::Options o;  // early from 8 samples, 4x the median; p95 from 40
+  HedgePolicy::Options o;  // early from 8 samples, 2x the median; p95 from 40
   o.min_delay = 0us;
   HedgePolicy h(o);
   for (int i = 0; i < 7; ++i) h.RecordFirstByte(std::chrono::milliseconds(10 + i));
   EXPECT_FALSE(h.Delay().has_value()) << "7 samples say nothing";
   h.RecordFirstByte(500ms);  // a stall among the first requests does not move the median
   ASSERT_TRUE(h.Delay().has_value());
-  EXPECT_EQ(*h.Delay(), 4 * 13ms);  // median of 10..16 ms and 500 ms: 13 ms
+  EXPECT_EQ(*h.Delay(), 2 * 13ms);  // median of 10..16 ms and 500 ms: 13 ms
   for (int i = 8; i < 40; ++i) h.RecordFirstByte(10ms);
   EXPECT_EQ(*h.Delay(), 15ms) << "from min_samples on: the running p95";
 }
@@ -150,8 +150,19 @@ TEST(HedgePolicy, BudgetCapsDuplicatesAtTheConfiguredShare) {
     h.OnRequest();
     if (h.TryHedge()) ++hedges;  // every request wants a duplicate: the budget decides
   }
-  EXPECT_LE(hedges, 500);
-  EXPECT_GE(hedges, 499);
+  EXPECT_LE(hedges, 500 + 10);  // 5% of the requests and the burst the budget starts with
+  EXPECT_GE(hedges, 509);
+}
+
+TEST(HedgePolicy, BudgetStartsWithAFullBurst) {
+  HedgePolicy h;  // burst 10: the first stalls of a job are hedged before any request earned
+  int hedges = 0;
+  while (h.TryHedge()) ++hedges;
+  EXPECT_EQ(hedges, 10);
+  HedgePolicy::Options o;
+  o.burst = 0;
+  HedgePolicy none(o);
+  EXPECT_FALSE(none.TryHedge());
 }
 
 TEST(HedgePolicy, BudgetSavesOnlyABurst) {
@@ -164,7 +175,8 @@ TEST(HedgePolicy, BudgetSavesOnlyABurst) {
 
 TEST(HedgePolicy, OverdueRequestsBorrowUpToTheDebtLimit) {
   HedgePolicy h;  // 5%, burst 10, borrows up to 10 when overdue
-  EXPECT_FALSE(h.TryHedge());  // nothing earned yet
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(h.TryHedge());  // the burst it starts with
+  EXPECT_FALSE(h.TryHedge());  // spent, nothing earned yet
   int borrowed = 0;
   while (h.TryHedge(/*overdue=*/true)) ++borrowed;
   EXPECT_EQ(borrowed, 10);
@@ -185,7 +197,7 @@ TEST(HedgePolicy, BorrowingKeepsDuplicatesUnderTheShareOverARun) {
     h.OnRequest();
     if (h.TryHedge() || h.TryHedge(/*overdue=*/true)) ++hedges;  // every request overdue
   }
-  EXPECT_LE(hedges, 500 + 10 + 10);  // share + burst + debt
+  EXPECT_LE(hedges, 500 + 10 + 10);  // share + burst (it starts full) + debt
   EXPECT_GE(hedges, 500);
 }
 
@@ -194,6 +206,7 @@ TEST(HedgePolicy, NoBorrowingWithoutAnOverdueMultipleOrDebt) {
     HedgePolicy::Options o;
     o.overdue_multiple = multiple;
     o.max_debt = debt;
+    o.burst = 0;  // nothing saved: only borrowing could hedge
     HedgePolicy h(o);
     EXPECT_EQ(h.overdue_multiple(), 0.0);
     EXPECT_FALSE(h.TryHedge(/*overdue=*/true));

@@ -25,23 +25,28 @@ class HedgePolicy {
     double max_extra_fraction = 0.05;  // Default: 5%
     // Duplicates that may be saved up: slow first bytes come in clusters (a server stall
     // delays every request in flight), and a budget of 2 left ~40% of the hedges wanted in a
-    // cluster unsent (bench/s3/run.py --only hedging). Default: 10.
+    // cluster unsent (bench/s3/run.py --only hedging). The budget starts full, as gRPC's
+    // retry throttle does: a stall among the first requests is hedged like any other.
+    // Default: 10.
     double burst = 10;
     // The running quantile from this many latencies on (a p95 of ten samples is noise).
     size_t min_samples = 40;  // Default: 40
     // Before that, from early_samples latencies on, a cautious delay: early_multiple x their
-    // median (a stall among a job's first requests is hedged too). No hedging before.
+    // median (a stall among a job's first requests is hedged too). No hedging before. At 4x
+    // a stalled early read took ~5x the median, alone enough to set a run's p99.9 (bench/s3
+    // --only hedging). Default: 2.
     size_t early_samples = 8;     // Default: 8
-    double early_multiple = 4.0;  // Default: 4
+    double early_multiple = 2.0;  // Default: 2
     size_t window = 1000;     // Default: the latest 1000 first-byte latencies
     // A request still without a first byte at this multiple of the delay is hedged even on an
     // empty budget, borrowing up to `max_debt` duplicates from the requests to come. Without
     // it a stall could wait for its whole length: hedges at the p95 spend the budget about as
     // fast as it is earned (5% of first bytes are later than the p95), and with one request in
     // flight the stall itself stops the requests that earn tokens (bench/s3/run.py --only
-    // hedging at --concurrency 1: p99.9 ~504 ms of a 500 ms stall). 0: never borrow.
-    // Default: 2.
-    double overdue_multiple = 2.0;
+    // hedging at --concurrency 1: p99.9 ~504 ms of a 500 ms stall). At 2, a stall that found
+    // the budget empty answered at ~3x the median, so p99.9 sat at 3.0-3.2x p50. 0: never
+    // borrow. Default: 1.5.
+    double overdue_multiple = 1.5;
     // Duplicates that may be borrowed at most; over a run duplicates stay under
     // max_extra_fraction x requests + burst + max_debt. Default: 10.
     double max_debt = 10;
@@ -75,7 +80,7 @@ class HedgePolicy {
   uint64_t recorded_ = 0;         // samples ever recorded
   uint64_t delay_at_ = 0;         // recorded_ when delay_ was computed
   int64_t delay_us_ = 0;
-  double tokens_ = 0;  // negative while borrowed duplicates are owed
+  double tokens_;  // starts at burst; negative while borrowed duplicates are owed
 };
 
 }  // namespace sluice::io
