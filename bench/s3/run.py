@@ -49,7 +49,8 @@ STD = [0.229, 0.224, 0.225]
 
 def upload_shards(server, bucket, count, size, workdir):
     """`count` shards of ~`size` bytes (4 KiB records of random bytes, codec none: what a
-    dataset of JPEGs is like) written by sluice, uploaded under obj/ with boto3."""
+    dataset of JPEGs is like) written by sluice with their indexes (as `sluice convert`
+    writes them), uploaded under obj/ with boto3. Every reader reads every object."""
     import sluice
     record = 4096
     per_shard = max(1, size // (record + 16))
@@ -60,6 +61,8 @@ def upload_shards(server, bucket, count, size, workdir):
         path = folder / f"part-{i:05d}.tfrecord"
         sluice.write_records(str(path), (os.urandom(record) for _ in range(per_shard)))
         keys.append(f"obj/{path.name}")
+        if os.path.exists(f"{path}.idx"):
+            keys.append(f"obj/{path.name}.idx")
     client = server.client()
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda k: client.upload_file(str(folder / k[4:]), bucket, k), keys))

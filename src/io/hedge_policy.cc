@@ -14,7 +14,12 @@ constexpr uint64_t kRecomputeEvery = 16;
 
 HedgePolicy::HedgePolicy(Options options) : options_(options), tokens_(options.burst) {
   if (options_.window == 0) options_.window = 1;
-  samples_.reserve(options_.window);
+  for (Latencies& c : classes_) c.samples.reserve(options_.window);
+}
+
+size_t HedgePolicy::SizeClass(std::optional<uint64_t> response_bytes) {
+  if (!response_bytes || *response_bytes < (uint64_t{256} << 10)) return 0;
+  return *response_bytes < (uint64_t{2} << 20) ? 1 : 2;
 }
 
 void HedgePolicy::OnRequest() {
@@ -29,20 +34,22 @@ bool HedgePolicy::TryHedge(bool overdue) {
   return true;
 }
 
-void HedgePolicy::RecordFirstByte(std::chrono::microseconds latency) {
+void HedgePolicy::RecordFirstByte(std::chrono::microseconds latency, size_t size_class) {
+  Latencies& c = classes_[std::min(size_class, kSizeClasses - 1)];
   const int64_t us = std::max<int64_t>(0, latency.count());
-  if (samples_.size() < options_.window) {
-    samples_.push_back(us);
+  if (c.samples.size() < options_.window) {
+    c.samples.push_back(us);
   } else {
-    samples_[next_] = us;
-    next_ = (next_ + 1) % options_.window;
+    c.samples[c.next] = us;
+    c.next = (c.next + 1) % options_.window;
   }
-  ++recorded_;
+  ++c.recorded;
 }
 
-double HedgePolicy::Quantile(double q) const {
-  if (samples_.empty()) return 0;
-  std::vector<int64_t> sorted = samples_;
+double HedgePolicy::Quantile(double q, size_t size_class) const {
+  const Latencies& c = classes_[std::min(size_class, kSizeClasses - 1)];
+  if (c.samples.empty()) return 0;
+  std::vector<int64_t> sorted = c.samples;
   const size_t k = std::min(
       sorted.size() - 1,
       static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) - (q > 0 ? 1 : 0));
@@ -50,18 +57,28 @@ double HedgePolicy::Quantile(double q) const {
   return static_cast<double>(sorted[k]);
 }
 
-std::optional<std::chrono::microseconds> HedgePolicy::Delay() {
+size_t HedgePolicy::BusiestClass() const {
+  size_t best = 0;
+  for (size_t i = 1; i < kSizeClasses; ++i) {
+    if (classes_[i].recorded > classes_[best].recorded) best = i;
+  }
+  return best;
+}
+
+std::optional<std::chrono::microseconds> HedgePolicy::Delay(size_t size_class) {
   if (!options_.enabled) return std::nullopt;
-  if (samples_.size() < options_.min_samples) {
-    if (samples_.size() < std::max<size_t>(options_.early_samples, 1)) return std::nullopt;
-    const auto early = static_cast<int64_t>(options_.early_multiple * Quantile(0.5));
+  size_class = std::min(size_class, kSizeClasses - 1);
+  Latencies& c = classes_[size_class];
+  if (c.samples.size() < options_.min_samples) {
+    if (c.samples.size() < std::max<size_t>(options_.early_samples, 1)) return std::nullopt;
+    const auto early = static_cast<int64_t>(options_.early_multiple * Quantile(0.5, size_class));
     return std::chrono::microseconds(std::max<int64_t>(early, options_.min_delay.count()));
   }
-  if (delay_at_ == 0 || recorded_ - delay_at_ >= kRecomputeEvery) {
-    delay_us_ = static_cast<int64_t>(Quantile(options_.quantile));
-    delay_at_ = recorded_;
+  if (c.delay_at == 0 || c.recorded - c.delay_at >= kRecomputeEvery) {
+    c.delay_us = static_cast<int64_t>(Quantile(options_.quantile, size_class));
+    c.delay_at = c.recorded;
   }
-  return std::chrono::microseconds(std::max<int64_t>(delay_us_, options_.min_delay.count()));
+  return std::chrono::microseconds(std::max<int64_t>(c.delay_us, options_.min_delay.count()));
 }
 
 }  // namespace sluice::io

@@ -330,7 +330,7 @@ void HttpEngine::Impl::StartReady() {
     StartTransfer(p, /*hedge=*/false);
     if (p->request.hedge) {
       hedge_.OnRequest();
-      if (auto delay = hedge_.Delay()) {
+      if (auto delay = hedge_.Delay(HedgePolicy::SizeClass(p->request.expected_body_bytes))) {
         timers_.push({p->attempt_started + *delay, p->id, TimerKind::kHedge, p->attempts});
       }
       HedgeWaiting();
@@ -419,7 +419,8 @@ void HttpEngine::Impl::HandleFirstBytes() {
     p->first_byte_seen = true;
     if (p->request.hedge) {
       hedge_.RecordFirstByte(
-          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - p->attempt_started));
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - p->attempt_started),
+          HedgePolicy::SizeClass(p->request.expected_body_bytes));
     }
     if (t->is_hedge) hedges_won_.fetch_add(1, std::memory_order_relaxed);
     // The first to answer wins; the other transfer of this attempt is removed.
@@ -434,8 +435,9 @@ void HttpEngine::Impl::HandleFirstBytes() {
     }
   }
   if (!arrivals.empty() && ++latency_updates_ % 64 == 1) {  // quantiles cost a partial sort
-    first_byte_p50_ms_.store(hedge_.Quantile(0.5) / 1000.0, std::memory_order_relaxed);
-    first_byte_p95_ms_.store(hedge_.Quantile(0.95) / 1000.0, std::memory_order_relaxed);
+    const size_t busiest = hedge_.BusiestClass();
+    first_byte_p50_ms_.store(hedge_.Quantile(0.5, busiest) / 1000.0, std::memory_order_relaxed);
+    first_byte_p95_ms_.store(hedge_.Quantile(0.95, busiest) / 1000.0, std::memory_order_relaxed);
   }
 }
 

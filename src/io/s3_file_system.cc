@@ -22,6 +22,7 @@ class S3FileSystem final : public FileSystem {
   std::string_view name() const override { return "s3"; }
 
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override;
+  Result<std::unique_ptr<RandomAccessFile>> OpenListedForRead(const FileInfo& listed) override;
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
                                                      const WriteOptions& options) override;
   Result<FileInfo> Stat(const std::string& path) override;
@@ -72,6 +73,12 @@ Result<std::unique_ptr<RandomAccessFile>> S3FileSystem::OpenForRead(const std::s
     return DataLoss(path + ": HEAD reply has no Content-Length");
   }
   return NewS3ReadFile(client_, std::move(p), size, etag != nullptr ? *etag : "");
+}
+
+Result<std::unique_ptr<RandomAccessFile>> S3FileSystem::OpenListedForRead(const FileInfo& listed) {
+  if (listed.is_directory || listed.etag.empty()) return OpenForRead(listed.path);
+  SLUICE_ASSIGN_OR_RETURN(S3Path p, ObjectPath(listed.path));
+  return NewS3ReadFile(client_, std::move(p), listed.size, listed.etag);
 }
 
 Result<std::unique_ptr<WritableFile>> S3FileSystem::OpenForWrite(const std::string& path,
@@ -137,7 +144,7 @@ Result<std::vector<FileInfo>> S3FileSystem::List(const std::string& dir) {
     SLUICE_ASSIGN_OR_RETURN(S3ListPage page, ListPage(p, prefix, token, 1000));
     for (const S3ObjectEntry& o : page.objects) {
       if (o.key == prefix) continue;  // a "directory marker" object
-      out.push_back(FileInfo{base + o.key, o.size, false, o.last_modified_ms});
+      out.push_back(FileInfo{base + o.key, o.size, false, o.last_modified_ms, o.etag});
     }
     for (std::string& d : page.prefixes) {
       while (!d.empty() && d.back() == '/') d.pop_back();

@@ -157,13 +157,33 @@ void ChunkCache::PumpLocked() {
     next_release_.store(releases_.top().last_sample, std::memory_order_relaxed);
     next_need_.reset();
   }
+  const uint64_t group_bytes = source_->fetch_group_bytes();
   while (fetching_ < options_.max_fetches && !fetch_queue_.empty()) {
     const uint64_t chunk = fetch_queue_.front();
     fetch_queue_.pop_front();
-    auto it = entries_.find(chunk);
-    if (it != entries_.end() && it->second.state == State::kQueued && it->second.reserved) {
-      StartFetchLocked(chunk, it->second);
+    if (!FetchableLocked(chunk)) continue;
+    // The queue's next chunks join this fetch while each starts where the previous one ends
+    // in the same shard (an unshuffled plan's), up to the source's group size.
+    std::vector<uint64_t> group{chunk};
+    uint64_t bytes = entries_.at(chunk).info.file_bytes;
+    while (bytes > 0 && !fetch_queue_.empty()) {
+      const uint64_t next = fetch_queue_.front();
+      if (!FetchableLocked(next)) {
+        fetch_queue_.pop_front();  // what the outer loop would do with it
+        continue;
+      }
+      const Entry& last = entries_.at(group.back());
+      const Entry& n = entries_.at(next);
+      if (n.shard != last.shard || n.info.file_bytes == 0 ||
+          n.info.file_offset != last.info.file_offset + last.info.file_bytes ||
+          bytes + n.info.file_bytes > group_bytes) {
+        break;
+      }
+      bytes += n.info.file_bytes;
+      group.push_back(next);
+      fetch_queue_.pop_front();
     }
+    StartFetchLocked(group);
   }
   while (decode_tasks_ < options_.max_decodes && decode_tasks_ < decode_queue_.size()) {
     ++decode_tasks_;
@@ -171,36 +191,62 @@ void ChunkCache::PumpLocked() {
   }
 }
 
-void ChunkCache::StartFetchLocked(uint64_t chunk, Entry& e) {
-  if (e.info.file_bytes == 0) {  // nothing to fetch (sources without bytes of their own)
-    e.state = State::kFetched;
-    decode_queue_.push_back(chunk);
-    return;
-  }
-  e.state = State::kFetching;
-  ++fetching_;
-  // ReadAsync never calls back inside the call, so holding mu_ here is fine.
-  source_->FetchChunk(
-      e.shard, e.info,
-      [this, chunk](Result<std::string> bytes) { OnFetched(chunk, std::move(bytes)); },
-      io::IoContext{nullptr, cancel_,
-                    [](size_t n) { return BufferRecycler::Get().Take(n); }});
+bool ChunkCache::FetchableLocked(uint64_t chunk) const {
+  auto it = entries_.find(chunk);
+  return it != entries_.end() && it->second.state == State::kQueued && it->second.reserved;
 }
 
-void ChunkCache::OnFetched(uint64_t chunk, Result<std::string> bytes) {
+void ChunkCache::StartFetchLocked(const std::vector<uint64_t>& group) {
+  Entry& e = entries_.at(group[0]);
+  if (e.info.file_bytes == 0) {  // nothing to fetch (sources without bytes of their own)
+    e.state = State::kFetched;
+    decode_queue_.push_back(group[0]);
+    return;
+  }
+  for (uint64_t chunk : group) entries_.at(chunk).state = State::kFetching;
+  ++fetching_;
+  const io::IoContext context{nullptr, cancel_,
+                              [](size_t n) { return BufferRecycler::Get().Take(n); }};
+  // Fetches never call back inside the call, so holding mu_ here is fine.
+  if (group.size() == 1) {
+    source_->FetchChunk(
+        e.shard, e.info,
+        [this, group](Result<std::string> bytes) {
+          if (!bytes.ok()) return OnFetched(group, bytes.status());
+          std::vector<std::string> one;
+          one.push_back(std::move(bytes).value());
+          OnFetched(group, std::move(one));
+        },
+        context);
+    return;
+  }
+  std::vector<format::ShardChunk> infos;
+  for (uint64_t chunk : group) infos.push_back(entries_.at(chunk).info);
+  source_->FetchChunks(
+      e.shard, infos,
+      [this, group](Result<std::vector<std::string>> bytes) { OnFetched(group, std::move(bytes)); },
+      context);
+}
+
+void ChunkCache::OnFetched(const std::vector<uint64_t>& group,
+                           Result<std::vector<std::string>> bytes) {
   std::lock_guard<std::mutex> l(mu_);
   --fetching_;
-  auto it = entries_.find(chunk);
-  if (it != entries_.end() && it->second.state == State::kFetching) {
+  for (size_t i = 0; i < group.size(); ++i) {
+    const uint64_t chunk = group[i];
+    auto it = entries_.find(chunk);
+    if (it == entries_.end() || it->second.state != State::kFetching) continue;
     Entry& e = it->second;
-    if (bytes.ok()) {
-      counters_->Add(counters_->chunk_fetched_bytes, bytes->size());
-      e.fetched = std::move(bytes).value();
+    if (bytes.ok() && i < bytes->size()) {
+      counters_->Add(counters_->chunk_fetched_bytes, (*bytes)[i].size());
+      e.fetched = std::move((*bytes)[i]);
       e.state = State::kFetched;
       decode_queue_.push_back(chunk);
     } else {
       e.state = State::kFailed;
-      e.error = bytes.status();
+      e.error = bytes.ok() ? Internal("read: a fetch of " + std::to_string(group.size()) +
+                                      " chunks returned " + std::to_string(bytes->size()))
+                           : bytes.status();
     }
     EraseIfReleasedLocked(chunk);
   }
@@ -278,7 +324,7 @@ Result<ChunkCache::Handle> ChunkCache::Get(uint64_t chunk) {
         return out;
       }
       case State::kQueued:
-        StartFetchLocked(chunk, e);
+        StartFetchLocked({chunk});
         break;
       case State::kFetched:
         e.state = State::kDecoding;  // claimed here; a decode task finding it skips it

@@ -3,8 +3,9 @@
 //
 // It follows the rank's ChunkPlan: as the read stage pulls samples it admits the plan's next
 // needs while their decoded bytes fit its capacity, fetches their bytes with
-// RecordSource::FetchChunk (RandomAccessFile::ReadAsync: no thread waits on a remote read)
-// and decodes them on the pipeline's pool, in parallel, before the first record of a chunk is
+// RecordSource::FetchChunk (RandomAccessFile::ReadAsync: no thread waits on a remote read;
+// adjacent chunks of a shard in one fetch, up to RecordSource::fetch_group_bytes) and
+// decodes them on the pipeline's pool, in parallel, before the first record of a chunk is
 // asked for. A need is held until the consumer has taken the last sample of its window, so a
 // chunk is decoded once per window. A reader that asks for a chunk nobody loads (the plan
 // had no room for it yet) loads it itself; one that asks for a chunk being fetched or decoded
@@ -96,8 +97,11 @@ class ChunkCache {
   bool MakeRoomLocked(uint64_t bytes, uint64_t keep, bool unheld_only);
   // Erases a released entry nobody holds, waits for or works on.
   void EraseIfReleasedLocked(uint64_t chunk);
-  void StartFetchLocked(uint64_t chunk, Entry& e);
-  void OnFetched(uint64_t chunk, Result<std::string> bytes);
+  // A queued chunk the plan admitted (reserved), so a fetch may start for it.
+  bool FetchableLocked(uint64_t chunk) const;
+  // One fetch for `group`: queued chunks of one shard, adjacent in it (or a single chunk).
+  void StartFetchLocked(const std::vector<uint64_t>& group);
+  void OnFetched(const std::vector<uint64_t>& group, Result<std::vector<std::string>> bytes);
   static void RunDecodeTask(const std::shared_ptr<Gate>& gate);
   // Decodes a claimed (kDecoding) entry with mu_ released; returns with it held again.
   void DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex>* lock);
@@ -122,7 +126,7 @@ class ChunkCache {
   // releases_.top().last_sample, read without the lock by Delivered (UINT64_MAX: none).
   std::atomic<uint64_t> next_release_{UINT64_MAX};
   uint64_t reserved_ = 0;
-  size_t fetching_ = 0;      // fetches in flight (their callbacks not run yet)
+  size_t fetching_ = 0;      // fetches in flight, a group counting once (callbacks not run)
   size_t decode_tasks_ = 0;  // decode tasks submitted and not finished
   size_t decoding_now_ = 0;  // decodes running (tasks or readers)
   bool stopping_ = false;

@@ -34,6 +34,11 @@ class ForwardingSource : public RecordSource {
                   const io::IoContext& context) const override {
     inner_->FetchChunk(shard, chunk, std::move(done), context);
   }
+  uint64_t fetch_group_bytes() const override { return inner_->fetch_group_bytes(); }
+  void FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,
+                   io::RangesCallback done, const io::IoContext& context) const override {
+    inner_->FetchChunks(shard, chunks, std::move(done), context);
+  }
   Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
                      format::DecodedChunk* out) const override {
     return inner_->DecodeChunk(shard, chunk, std::move(fetched), out);

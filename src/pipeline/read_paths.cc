@@ -63,6 +63,7 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   constexpr size_t kNoManifest = SIZE_MAX;
   std::vector<std::pair<size_t, size_t>> origin;
   std::vector<std::pair<table::TableSelection, size_t>> tables;  // and their first shard
+  std::vector<io::FileInfo> listed;  // the directories' listings (remote storage)
   table::OpenOptions version;
   version.version = options.table_version;
   version.timestamp_ms = options.table_timestamp_ms;
@@ -87,6 +88,9 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
       shards.push_back(found.shards[i]);
       origin.emplace_back(datasets.size(), i);
     }
+    listed.insert(listed.end(), std::make_move_iterator(found.listing.begin()),
+                  std::make_move_iterator(found.listing.end()));
+    found.listing.clear();
     datasets.push_back(std::move(found));
   }
   if (tables.empty() && (options.table_version || options.table_timestamp_ms)) {
@@ -114,7 +118,7 @@ Result<Dataset> Dataset::Read(const ReadOptions& options) {
   ReadOptions o = options;
   SLUICE_ASSIGN_OR_RETURN(o.fs, CachedFileSystemFor(fs, options));
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<RecordSource> source,
-                          OpenShardSource(o.fs, shards, ro, check));
+                          OpenShardSource(o.fs, shards, ro, check, listed));
   for (const auto& [t, first] : tables)
     SLUICE_RETURN_IF_ERROR(CheckTableRecords(t, *source, first));
   if (!tables.empty()) source = std::make_shared<TableVersionSource>(std::move(source), tables);

@@ -159,3 +159,36 @@ def test_interrupt_and_close_with_requests_in_flight_do_not_wait_for_them(s3_ser
     print(f"interrupted and closed {closed * 1000:.0f} ms after a GET was held ({held} held)")
     assert held > 0
     assert closed < 10, "next()/close() waited for the held requests"
+
+
+def test_a_dataset_opens_without_a_head_per_file_and_reads_each_shard_in_one_get(
+        s3_server, tmp_path):
+    """The listing of the dataset's directory gives every shard's and index's size and ETag,
+    so opening makes no HEAD; an unshuffled read fetches a shard's adjacent chunks in one GET
+    (up to 8 MiB), not one per ~1 MiB chunk. Each request costs the server about a
+    millisecond of CPU (bench/s3)."""
+    with open(tmp_path / "big.jsonl", "w") as f:
+        for i in range(3000):
+            f.write(json.dumps({"id": i, "text": "p" * 1000, "name": f"record-{i}"}) + "\n")
+    bucket = s3_server.bucket("requests")
+    uri = f"s3://{bucket}/ds"
+    subprocess.run([SLUICE, "convert", "jsonl", str(tmp_path / "big.jsonl"), uri, "--codec",
+                    "none", "--shard-size", "2MB"], check=True, capture_output=True,
+                   env=s3_server.environ(), timeout=HANG_GUARD)
+    with FaultProxy([rgw_address(s3_server)]) as proxy:
+        got = read_all(uri, through(s3_server, proxy), cache=False)
+        by_range = proxy.counts(by="range")["by_key"]
+    assert [i for i, _ in got] == list(range(3000))
+    shards = {key.split()[1] for key in by_range if key.split()[1].endswith(".tfrecord")}
+    assert len(shards) >= 2, by_range
+    for shard in shards:
+        assert not [k for k in by_range if k.startswith(("HEAD " + shard,))], by_range
+        data_gets = []
+        for key, n in by_range.items():
+            method, path, *rng = key.split()
+            if method == "GET" and path == shard and rng and rng[0].startswith("bytes="):
+                first, last = map(int, rng[0][len("bytes="):].split("-"))
+                if last - first + 1 > 4096:  # not one of the open's header checks
+                    data_gets += [last - first + 1] * n
+        assert len(data_gets) == 1, (shard, data_gets)  # the whole ~2 MB shard
+        assert data_gets[0] > (1 << 20), data_gets

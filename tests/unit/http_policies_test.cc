@@ -134,6 +134,25 @@ TEST(HedgePolicy, DelayFollowsLatencyShiftsWithinTheWindow) {
   EXPECT_EQ(*h.Delay(), 50ms);
 }
 
+TEST(HedgePolicy, LatenciesAreKeptPerSizeClass) {
+  EXPECT_EQ(HedgePolicy::SizeClass(std::nullopt), 0u);
+  EXPECT_EQ(HedgePolicy::SizeClass(12), 0u);
+  EXPECT_EQ(HedgePolicy::SizeClass(64 << 10), 0u);
+  EXPECT_EQ(HedgePolicy::SizeClass(1 << 20), 1u);
+  EXPECT_EQ(HedgePolicy::SizeClass(8 << 20), 2u);
+  HedgePolicy::Options o;
+  o.min_delay = 0us;
+  HedgePolicy h(o);
+  for (int i = 0; i < 100; ++i) h.RecordFirstByte(1ms, 0);  // header reads: fast
+  EXPECT_EQ(*h.Delay(0), 1ms);
+  EXPECT_FALSE(h.Delay(2).has_value()) << "no whole-shard GET measured yet: none hedged";
+  for (int i = 0; i < 40; ++i) h.RecordFirstByte(30ms, 2);
+  EXPECT_EQ(*h.Delay(2), 30ms) << "large ranges against large ranges";
+  EXPECT_EQ(*h.Delay(0), 1ms);
+  EXPECT_EQ(h.BusiestClass(), 0u);
+  EXPECT_EQ(h.Quantile(0.5, 2), 30000.0);
+}
+
 TEST(HedgePolicy, NeverSoonerThanTheMinimumDelay) {
   HedgePolicy::Options o;
   o.min_samples = 1;

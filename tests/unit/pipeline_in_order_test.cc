@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "pipeline_test_util.h"
+#include "sluice/base/thread_pool.h"
 #include "sluice/format/record_writer.h"
 #include "sluice/pipeline/chunk_order.h"
 #include "sluice/pipeline/chunk_plan.h"
@@ -147,6 +148,111 @@ TEST_P(PipelineInOrder, RestoreAnywhereContinuesTheStream) {
     head.insert(head.end(), tail.begin(), tail.end());
     EXPECT_EQ(head, expect);
   }
+}
+
+// A source that asks for adjacent chunks to be fetched together (as remote shard files do),
+// records each group, and can fail them.
+class GroupingSource final : public ForwardingSource {
+ public:
+  GroupingSource(std::shared_ptr<RecordSource> inner, uint64_t group_bytes, Status fail = {})
+      : ForwardingSource(std::move(inner)), group_bytes_(group_bytes), fail_(std::move(fail)) {}
+  uint64_t fetch_group_bytes() const override { return group_bytes_; }
+  void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
+                  const io::IoContext& context) const override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      groups_.push_back({shard, {chunk}});
+    }
+    ForwardingSource::FetchChunk(shard, chunk, std::move(done), context);
+  }
+  void FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,
+                   io::RangesCallback done, const io::IoContext& context) const override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      groups_.push_back({shard, chunks});
+    }
+    if (!fail_.ok()) {
+      io::IoExecutor()->Submit([done = std::move(done), fail = fail_] { done(fail); });
+      return;
+    }
+    ForwardingSource::FetchChunks(shard, chunks, std::move(done), context);
+  }
+  std::vector<std::pair<uint32_t, std::vector<format::ShardChunk>>> groups() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return groups_;
+  }
+
+ private:
+  const uint64_t group_bytes_;
+  const Status fail_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<uint32_t, std::vector<format::ShardChunk>>> groups_;
+};
+
+TEST_P(PipelineInOrder, AdjacentChunksOfAShardAreFetchedTogether) {
+  if (GetParam() == format::Codec::kGzip) {
+    GTEST_SKIP() << "a gzip shard written here is one chunk: nothing adjacent to group";
+  }
+  auto source = Source();
+  auto chunks = SnapshotChunks::Of(*source);
+  ASSERT_TRUE(chunks.ok());
+  constexpr uint64_t kGroupBytes = 1000;  // a few chunks of ~256 bytes (less when compressed)
+  for (uint32_t threads : {1u, 2u}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    auto counted = Source();
+    auto grouping = std::make_shared<GroupingSource>(counted, kGroupBytes);
+    auto it = MakeIt(Pipeline(grouping, ShuffleMode::kNone), Options(threads));
+    std::vector<int64_t> all(static_cast<size_t>(total_));
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(Drain(it.get()), all);
+    EXPECT_EQ(counted->TotalDecodes(), (*chunks)->size());
+    size_t fetched = 0, largest = 0;
+    for (const auto& [shard, group] : grouping->groups()) {
+      fetched += group.size();
+      largest = std::max(largest, group.size());
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < group.size(); ++i) {
+        bytes += group[i].file_bytes;
+        if (i > 0) {
+          EXPECT_EQ(group[i].file_offset, group[i - 1].file_offset + group[i - 1].file_bytes)
+              << "shard " << shard << ": a group is a run of adjacent chunks";
+        }
+      }
+      if (group.size() > 1) {
+        EXPECT_LE(bytes, kGroupBytes);
+      }
+    }
+    EXPECT_EQ(fetched, (*chunks)->size()) << "every chunk fetched once";
+    EXPECT_GE(largest, 2u) << "adjacent chunks were grouped";
+  }
+}
+
+TEST_P(PipelineInOrder, GroupedFetchesKeepAShuffledOrderExactly) {
+  auto plain = MakeIt(Pipeline(Source(), ShuffleMode::kGlobal), Options(2));
+  const std::vector<int64_t> expect = Drain(plain.get());
+  auto grouping = std::make_shared<GroupingSource>(Source(), 1000);
+  auto it = MakeIt(Pipeline(grouping, ShuffleMode::kGlobal), Options(2));
+  EXPECT_EQ(Drain(it.get()), expect);
+}
+
+TEST_P(PipelineInOrder, AFailedGroupFetchFailsTheReadWithItsError) {
+  if (GetParam() == format::Codec::kGzip) GTEST_SKIP() << "one chunk per gzip shard: no groups";
+  auto grouping = std::make_shared<GroupingSource>(
+      Source(), 1000, DataLoss("s3://b/d/part-0.tfrecord: bytes 0-999: injected"));
+  auto it = MakeIt(Pipeline(grouping, ShuffleMode::kNone), Options(2));
+  Element e;
+  Status failed;
+  for (int n = 0; n < 10000 && failed.ok(); ++n) {
+    Result<bool> more = it->Next(&e);
+    if (!more.ok()) {
+      failed = more.status();
+    } else if (!*more) {
+      break;
+    }
+  }
+  EXPECT_EQ(failed.code(), StatusCode::kDataLoss) << failed.ToString();
+  EXPECT_NE(failed.message().find("bytes 0-999: injected"), std::string::npos)
+      << failed.ToString();
 }
 
 }  // namespace

@@ -315,5 +315,43 @@ TEST_F(S3ServerTest, EngineCountsRequestsAndBytes) {
   EXPECT_EQ(s.in_flight, 0u);
 }
 
+TEST_F(S3ServerTest, ListedObjectOpensWithoutAHeadAndReadsItsBytes) {
+  HttpEngine engine;
+  S3Options o = options_;
+  o.engine = &engine;
+  auto fs = std::move(NewS3FileSystem(o)).value();
+  ASSERT_TRUE(fs->WriteAll(P("dir/a"), std::string(3000, 'a')).ok());
+  ASSERT_TRUE(fs->WriteAll(P("dir/b"), std::string(10, 'b')).ok());
+  auto listed = fs->List(P("dir"));
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_FALSE((*listed)[0].etag.empty()) << "a listing gives each object's ETag";
+  const uint64_t before = engine.stats().requests;
+  auto f = fs->OpenListedForRead((*listed)[0]);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(engine.stats().requests, before) << "no HEAD";
+  EXPECT_EQ((*f)->size(), 3000u);
+  std::string scratch(3000, '\0');
+  auto r = (*f)->Read(0, 3000, scratch.data());
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << " (the listed ETag must match the GET's)";
+  EXPECT_EQ(std::string(*r), std::string(3000, 'a'));
+  EXPECT_EQ(engine.stats().requests, before + 1);
+}
+
+TEST_F(S3ServerTest, ObjectReplacedSinceTheListingFailsItsReadsNeverMixed) {
+  ASSERT_TRUE(fs_->WriteAll(P("l/v"), std::string(1000, '1')).ok());
+  auto listed = fs_->List(P("l"));
+  ASSERT_TRUE(listed.ok() && listed->size() == 1u);
+  ASSERT_TRUE(fs_->WriteAll(P("l/v"), std::string(1000, '2')).ok());
+  auto f = fs_->OpenListedForRead((*listed)[0]);
+  ASSERT_TRUE(f.ok());
+  std::string scratch(100, '\0');
+  auto r = (*f)->Read(0, 100, scratch.data());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("changed while open"), std::string::npos);
+  EXPECT_NE(r.status().message().find(P("l/v")), std::string::npos) << r.status().ToString();
+}
+
 }  // namespace
 }  // namespace sluice::io

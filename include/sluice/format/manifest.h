@@ -53,6 +53,9 @@ struct ResolvedDataset {
   std::vector<std::string> shards;
   std::optional<Manifest> manifest;
   std::string manifest_path;  // "<dir>/dataset.json" when `manifest` is set
+  // On remote storage, the directory's entries as resolving listed them (sizes and ETags:
+  // shards open from it without a request each, io::ListedFileSystem); empty otherwise.
+  std::vector<io::FileInfo> listing;
 };
 
 // Resolves a user's PATH: a shard file, a directory holding dataset.json, or a glob

@@ -137,6 +137,9 @@ struct FileInfo {
   // Last modification, in milliseconds since the Unix epoch; 0 when the file system does not
   // know it. Vacuum's retention and a table's commit times rely on it (docs/table.md).
   int64_t modification_time_ms = 0;
+  // This version of the file's identity where the file system has one (S3: the ETag, as
+  // listed); empty otherwise.
+  std::string etag = "";
 };
 
 struct WriteOptions {
@@ -154,6 +157,12 @@ class FileSystem {
   bool is_remote() const { return name() != "local" && name() != "memory"; }
 
   virtual Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) = 0;
+  // Opens a file a List() of this file system returned, trusting its size and etag: S3 then
+  // opens without a HEAD (each GET still checks the ETag, so a file replaced since the
+  // listing fails its reads). Default: OpenForRead(listed.path).
+  virtual Result<std::unique_ptr<RandomAccessFile>> OpenListedForRead(const FileInfo& listed) {
+    return OpenForRead(listed.path);
+  }
   virtual Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
                                                              const WriteOptions& options = {}) = 0;
   virtual Result<FileInfo> Stat(const std::string& path) = 0;

@@ -3,10 +3,15 @@
 // to answer wins and the other is cancelled. A token budget keeps the duplicates under a
 // fixed share of the reads (a request that finds it empty waits for the next token, oldest
 // first: the engine's queue), except a request still waiting at a multiple of the delay: it
-// borrows from the tokens of the requests to come (bounded). Pure and single-threaded (the
-// HTTP engine's thread owns it), so tests drive it with made-up latencies.
+// borrows from the tokens of the requests to come (bounded). Latencies are kept per size
+// class of the response (SizeClass): a server may answer a large range later than a small
+// one (Ceph RGW reads up to 4 MiB from its store before the first byte), and a whole-shard
+// GET measured against the header reads' latencies was duplicated in full every time.
+// Pure and single-threaded (the HTTP engine's thread owns it), so tests drive it with
+// made-up latencies.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -58,28 +63,37 @@ class HedgePolicy {
   HedgePolicy() : HedgePolicy(Options()) {}
   explicit HedgePolicy(Options options);
 
+  // Size classes of responses: below 256 KiB (or unknown), below 2 MiB, larger.
+  static constexpr size_t kSizeClasses = 3;
+  static size_t SizeClass(std::optional<uint64_t> response_bytes);
+
   // A hedgeable request started: earns max_extra_fraction of a duplicate.
   void OnRequest();
-  // The time from sending a request to its first response byte.
-  void RecordFirstByte(std::chrono::microseconds latency);
-  // How long to wait for a first byte before duplicating; nullopt while disabled or before
-  // early_samples latencies.
-  std::optional<std::chrono::microseconds> Delay();
+  // The time from sending a request of size class `size_class` to its first response byte.
+  void RecordFirstByte(std::chrono::microseconds latency, size_t size_class = 0);
+  // How long a request of the class waits for a first byte before duplicating; nullopt while
+  // disabled or before early_samples latencies of its class.
+  std::optional<std::chrono::microseconds> Delay(size_t size_class = 0);
   // Spends one duplicate from the budget; false when the budget is empty, unless `overdue`
   // (the request has waited overdue_multiple x its delay) and less than max_debt is owed.
   bool TryHedge(bool overdue = false);
   // The multiple of the delay from which a waiting request may borrow (0: never).
   double overdue_multiple() const { return options_.max_debt >= 1 ? options_.overdue_multiple : 0; }
-  // A quantile (0..1) of the recent latencies, in microseconds; 0 without samples.
-  double Quantile(double q) const;
+  // A quantile (0..1) of the recent latencies of a class, in microseconds; 0 without samples.
+  double Quantile(double q, size_t size_class = 0) const;
+  // The class with the most latencies recorded (what stats report).
+  size_t BusiestClass() const;
 
  private:
+  struct Latencies {
+    std::vector<int64_t> samples;  // ring buffer of first-byte latencies (us)
+    size_t next = 0;               // where the next sample goes once the ring is full
+    uint64_t recorded = 0;         // samples ever recorded
+    uint64_t delay_at = 0;         // recorded when delay_us was computed
+    int64_t delay_us = 0;
+  };
   Options options_;
-  std::vector<int64_t> samples_;  // ring buffer of first-byte latencies (us)
-  size_t next_ = 0;               // where the next sample goes once the ring is full
-  uint64_t recorded_ = 0;         // samples ever recorded
-  uint64_t delay_at_ = 0;         // recorded_ when delay_ was computed
-  int64_t delay_us_ = 0;
+  std::array<Latencies, kSizeClasses> classes_;
   double tokens_;  // starts at burst; negative while borrowed duplicates are owed
 };
 

@@ -122,7 +122,7 @@ struct HttpEngineStats {
   uint64_t hedges_won = 0;       // duplicates that answered first
   uint64_t bytes_received = 0;   // response bodies
   uint64_t bytes_sent = 0;       // request bodies
-  double first_byte_p50_ms = 0;  // over recent hedgeable requests (0 until measured)
+  double first_byte_p50_ms = 0;  // recent hedgeable requests of the busiest size class (0 until measured)
   double first_byte_p95_ms = 0;
 };
 

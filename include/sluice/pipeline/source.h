@@ -88,6 +88,15 @@ class RecordSource {
   // Default: empty bytes.
   virtual void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
                           const io::IoContext& context) const;
+  // Bytes of adjacent chunks worth fetching together (FetchChunks): one request instead of
+  // one per chunk on remote storage, where each costs a round trip and the server's CPU.
+  // Default: 0 (a fetch per chunk).
+  virtual uint64_t fetch_group_bytes() const { return 0; }
+  // Fetches adjacent chunks of `shard` (each starts where the previous ends) at once; `done`
+  // gets each chunk's bytes in order, or the first error, exactly once, never inside the
+  // call. Default: FetchChunk for each, gathered.
+  virtual void FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,
+                           io::RangesCallback done, const io::IoContext& context) const;
   // Decodes the bytes FetchChunk delivered (CPU work: runs on a pipeline thread).
   // Default: nothing to decode.
   virtual Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
@@ -119,9 +128,12 @@ std::shared_ptr<RecordSource> NewMemorySource(std::vector<std::vector<std::strin
 // `check`, when set, is called with each shard's position in `paths` and its opened reader,
 // and an error fails the open (Dataset::Read checks shards against their manifest), except a
 // DataLoss under options.on_damage = kRecover: that shard is then listed in damage().
+// `listed`: entries of a listing of the shards' directory (ResolvedDataset::listing); the
+// shards and indexes in it open without a request each on S3 (io::ListedFileSystem).
 using ShardCheck = std::function<Status(size_t shard, const format::ShardReader& reader)>;
 Result<std::shared_ptr<RecordSource>> OpenShardSource(
     io::FileSystem* fs, const std::vector<std::string>& paths,
-    const format::ShardReaderOptions& options = {}, const ShardCheck& check = {});
+    const format::ShardReaderOptions& options = {}, const ShardCheck& check = {},
+    const std::vector<io::FileInfo>& listed = {});
 
 }  // namespace sluice::pipeline
