@@ -2,6 +2,7 @@
 // peers (boto3, curl --parallel) and the ratio table are in bench/s3/run.py.
 //
 //   s3_read_bench objects s3://bucket/prefix [--in-flight 64] [--repeat 3] [--reuse-buffers]
+//       [--skip-suffix .idx] (objects whose name ends so are not read)
 //       (--reuse-buffers: each read's bytes go into a buffer an earlier read of the run
 //       gave back, as the chunk cache recycles its buffers, instead of a fresh one)
 //       every object under the prefix, whole (8 MiB parallel ranged GETs), all submitted at
@@ -43,6 +44,7 @@ struct Args {
   int concurrency = 16;
   bool hedge = true;
   bool reuse_buffers = false;
+  std::string skip_suffix;
   uint64_t seed = 1;
   double hedge_quantile = 0;  // 0: the engine's default
 };
@@ -81,6 +83,8 @@ Args Parse(int argc, char** argv) {
       a.size = std::stoull(next());
     else if (f == "--concurrency")
       a.concurrency = std::stoi(next());
+    else if (f == "--skip-suffix")
+      a.skip_suffix = next();
     else if (f == "--reuse-buffers")
       a.reuse_buffers = true;
     else if (f == "--no-hedge")
@@ -147,9 +151,12 @@ void Objects(const Args& a) {
   auto fs = MakeFs(a, &engine);
   auto list = fs->List(a.uri);
   if (!list.ok()) Die(list.status().ToString());
-  std::vector<std::string> paths;
+  std::vector<FileInfo> paths;
   for (const auto& e : *list) {
-    if (!e.is_directory) paths.push_back(e.path);
+    const bool skipped = !a.skip_suffix.empty() && e.path.size() >= a.skip_suffix.size() &&
+                         e.path.compare(e.path.size() - a.skip_suffix.size(),
+                                        a.skip_suffix.size(), a.skip_suffix) == 0;
+    if (!e.is_directory && !skipped) paths.push_back(e);
   }
   if (paths.empty()) Die("no objects under " + a.uri);
   double best = 1e30, best_cpu = 1e30;
@@ -169,8 +176,9 @@ void Objects(const Args& a) {
   for (int round = 0; round < a.repeat; ++round) {
     const double cpu_start = CpuSeconds();
     const auto start = Clock::now();
-    // Opening is a HEAD per object, 16 at a time as a pipeline opens its shards
-    // (src/pipeline/shard_source.cc); each read goes out as soon as its file is open.
+    // Each object opens from the listing, without a HEAD, as a pipeline opens a listed
+    // dataset's shards (io::ListedFileSystem), 16 at a time; each read goes out as soon as
+    // its file is open.
     std::vector<std::unique_ptr<RandomAccessFile>> files(paths.size());
     std::atomic<uint64_t> got{0};
     std::atomic<int> errors{0};
@@ -179,7 +187,7 @@ void Objects(const Args& a) {
       ThreadPool opens(std::min<size_t>(16, paths.size()));
       for (size_t i = 0; i < paths.size(); ++i) {
         opens.Submit([&, i] {
-          auto f = fs->OpenForRead(paths[i]);
+          auto f = fs->OpenListedForRead(paths[i]);
           if (!f.ok()) Die(f.status().ToString());
           files[i] = std::move(*f);
           files[i]->ReadAsync(

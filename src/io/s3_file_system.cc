@@ -20,6 +20,7 @@ class S3FileSystem final : public FileSystem {
   explicit S3FileSystem(std::shared_ptr<S3Client> client) : client_(std::move(client)) {}
 
   std::string_view name() const override { return "s3"; }
+  bool merges_ranges() const override { return true; }
 
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override;
   Result<std::unique_ptr<RandomAccessFile>> OpenListedForRead(const FileInfo& listed) override;

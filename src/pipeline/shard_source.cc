@@ -27,11 +27,11 @@ class ShardSource final : public RecordSource {
   // source's own (they keep it for re-indexing).
   ShardSource(std::shared_ptr<io::FileSystem> listed_fs,
               std::vector<std::unique_ptr<format::ShardReader>> readers,
-              std::vector<SourceDamage> deferred, bool remote)
+              std::vector<SourceDamage> deferred, bool merges_ranges)
       : listed_fs_(std::move(listed_fs)),
         readers_(std::move(readers)),
         damage_(std::move(deferred)),
-        remote_(remote) {
+        merges_ranges_(merges_ranges) {
     std::vector<ShardIdentity> identity;
     uint64_t bytes = 0;
     uint64_t records = 0;
@@ -75,10 +75,11 @@ class ShardSource final : public RecordSource {
     readers_.at(shard)->file().ReadAsync(chunk.file_offset, chunk.file_bytes, std::move(done),
                                          context);
   }
-  // Remote shards: an unshuffled read's chunks of one shard in one GET of up to 8 MiB (AWS's
+  // Shards on S3: an unshuffled read's chunks of one shard in one GET of up to 8 MiB (AWS's
   // recommended range size) rather than a GET per ~1 MiB chunk; each request costs the
-  // server about a millisecond of CPU (RGW, bench/s3). Local files gain nothing from it.
-  uint64_t fetch_group_bytes() const override { return remote_ ? uint64_t{8} << 20 : 0; }
+  // server about a millisecond of CPU (RGW, bench/s3). Local files gain nothing from it, and
+  // the node-local cache fetches the chunks it was planned, each once.
+  uint64_t fetch_group_bytes() const override { return merges_ranges_ ? uint64_t{8} << 20 : 0; }
   void FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,
                    io::RangesCallback done, const io::IoContext& context) const override {
     std::vector<io::ByteRange> ranges;
@@ -103,7 +104,7 @@ class ShardSource final : public RecordSource {
   std::vector<std::string> names_;
   std::vector<SourceDamage> damage_;
   SnapshotIdentity identity_;
-  bool remote_;
+  bool merges_ranges_;
 };
 
 // Opens a reader per path. A shard's open is a few requests in a row on remote storage
@@ -136,7 +137,7 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
                                                       const ShardCheck& check,
                                                       const std::vector<io::FileInfo>& listed) {
   if (paths.empty()) return InvalidArgument("read: no shard files");
-  const bool remote = fs->is_remote();
+  const bool merges_ranges = fs->merges_ranges();
   std::shared_ptr<io::FileSystem> listed_fs;
   if (!listed.empty()) {
     listed_fs = std::make_shared<io::ListedFileSystem>(fs, listed);
@@ -170,7 +171,7 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
   }
   return std::shared_ptr<RecordSource>(
       std::make_shared<ShardSource>(std::move(listed_fs), std::move(readers), std::move(deferred),
-                                    remote));
+                                    merges_ranges));
 }
 
 }  // namespace sluice::pipeline

@@ -163,10 +163,11 @@ def test_interrupt_and_close_with_requests_in_flight_do_not_wait_for_them(s3_ser
 
 def test_a_dataset_opens_without_a_head_per_file_and_reads_each_shard_in_one_get(
         s3_server, tmp_path):
-    """The listing of the dataset's directory gives every shard's and index's size and ETag,
-    so opening makes no HEAD; an unshuffled read fetches a shard's adjacent chunks in one GET
-    (up to 8 MiB), not one per ~1 MiB chunk. Each request costs the server about a
-    millisecond of CPU (bench/s3)."""
+    """Without the node-local cache: the listing of the dataset's directory gives every
+    shard's and index's size and ETag, so opening makes no HEAD; an unshuffled read fetches a
+    shard's adjacent chunks in one GET (up to 8 MiB), not one per ~1 MiB chunk. Each request
+    costs the server about a millisecond of CPU (bench/s3). (Through the node-local cache the
+    reader does not group: the cache fetches the chunks it was planned, one by one.)"""
     with open(tmp_path / "big.jsonl", "w") as f:
         for i in range(3000):
             f.write(json.dumps({"id": i, "text": "p" * 1000, "name": f"record-{i}"}) + "\n")

@@ -227,6 +227,11 @@ TEST_P(PipelineInOrder, AdjacentChunksOfAShardAreFetchedTogether) {
   }
 }
 
+TEST_P(PipelineInOrder, ShardsOnAFileSystemThatDoesNotMergeRangesAreFetchedChunkByChunk) {
+  EXPECT_FALSE(fs_->merges_ranges());
+  EXPECT_EQ(Source()->fetch_group_bytes(), 0u);  // tests/python/test_s3_faults.py: S3 groups
+}
+
 TEST_P(PipelineInOrder, GroupedFetchesKeepAShuffledOrderExactly) {
   auto plain = MakeIt(Pipeline(Source(), ShuffleMode::kGlobal), Options(2));
   const std::vector<int64_t> expect = Drain(plain.get());

@@ -155,6 +155,11 @@ class FileSystem {
   // Whether a read is a request to another machine (S3, HDFS, a cache in front of them):
   // every file system but "local" and "memory".
   bool is_remote() const { return name() != "local" && name() != "memory"; }
+  // Whether RandomAccessFile::ReadRangesAsync fetches adjacent ranges in fewer requests than
+  // one each (S3: CoalesceRanges), so a reader gains by asking for them together. Not a
+  // cache in front of remote storage: it fetches the chunks it was told of, one by one.
+  // Default: false.
+  virtual bool merges_ranges() const { return false; }
 
   virtual Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) = 0;
   // Opens a file a List() of this file system returned, trusting its size and etag: S3 then

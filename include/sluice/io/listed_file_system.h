@@ -26,6 +26,7 @@ class ListedFileSystem final : public FileSystem {
   size_t listed_files() const { return listed_.size(); }
 
   std::string_view name() const override { return base_->name(); }
+  bool merges_ranges() const override { return base_->merges_ranges(); }
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override;
   Result<std::unique_ptr<RandomAccessFile>> OpenListedForRead(const FileInfo& listed) override {
     return base_->OpenListedForRead(listed);
