@@ -78,8 +78,8 @@ void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
   });
 }
 
-void RandomAccessFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback done,
-                                       const IoContext& context) const {
+void GatherReads(size_t n, const std::function<void(size_t i, ReadCallback done)>& start,
+                 RangesCallback done, const IoContext& context) {
   struct Gather {
     std::mutex mu;
     std::vector<std::string> parts;  // guarded by mu
@@ -88,37 +88,45 @@ void RandomAccessFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCall
     RangesCallback done;
   };
   auto g = std::make_shared<Gather>();
-  g->parts.resize(ranges.size());
-  g->remaining = ranges.size();
+  g->parts.resize(n);
+  g->remaining = n;
   g->done = std::move(done);
-  if (ranges.empty()) {
+  if (n == 0) {
     ThreadPool* executor = context.executor != nullptr ? context.executor : IoExecutor();
     executor->Submit([g] { g->done(std::vector<std::string>()); });
     return;
   }
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    ReadAsync(
-        ranges[i].offset, static_cast<size_t>(ranges[i].length),
-        [g, i](Result<std::string> r) {
-          bool last;
-          {
-            std::lock_guard<std::mutex> lock(g->mu);
-            if (r.ok()) {
-              g->parts[i] = std::move(*r);
-            } else if (g->error.ok()) {
-              g->error = r.status();
-            }
-            last = --g->remaining == 0;
-          }
-          if (!last) return;
-          if (g->error.ok()) {
-            g->done(std::move(g->parts));
-          } else {
-            g->done(g->error);
-          }
-        },
-        context);
+  for (size_t i = 0; i < n; ++i) {
+    start(i, [g, i](Result<std::string> r) {
+      bool last;
+      {
+        std::lock_guard<std::mutex> lock(g->mu);
+        if (r.ok()) {
+          g->parts[i] = std::move(*r);
+        } else if (g->error.ok()) {
+          g->error = r.status();
+        }
+        last = --g->remaining == 0;
+      }
+      if (!last) return;
+      if (g->error.ok()) {
+        g->done(std::move(g->parts));
+      } else {
+        g->done(g->error);
+      }
+    });
   }
+}
+
+void RandomAccessFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback done,
+                                       const IoContext& context) const {
+  GatherReads(
+      ranges.size(),
+      [&](size_t i, ReadCallback one) {
+        ReadAsync(ranges[i].offset, static_cast<size_t>(ranges[i].length), std::move(one),
+                  context);
+      },
+      std::move(done), context);
 }
 
 Status FileSystem::PutIfAbsent(const std::string& path, ByteView) {

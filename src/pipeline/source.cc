@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 #include "sluice/base/thread_pool.h"
 #include "sluice/pipeline/permutation.h"
@@ -105,42 +104,10 @@ void RecordSource::FetchChunk(uint32_t, const format::ShardChunk&, io::ReadCallb
 
 void RecordSource::FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,
                                io::RangesCallback done, const io::IoContext& context) const {
-  struct Gather {
-    std::mutex mu;
-    std::vector<std::string> bytes;
-    Status error;
-    size_t left;
-    io::RangesCallback done;
-  };
-  auto gather = std::make_shared<Gather>();
-  gather->bytes.resize(chunks.size());
-  gather->left = chunks.size();
-  gather->done = std::move(done);
-  if (chunks.empty()) {
-    ThreadPool* executor = context.executor != nullptr ? context.executor : io::IoExecutor();
-    executor->Submit([gather] { gather->done(std::vector<std::string>()); });
-    return;
-  }
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    FetchChunk(shard, chunks[i], [gather, i](Result<std::string> r) {
-      bool last;
-      {
-        std::lock_guard<std::mutex> g(gather->mu);
-        if (r.ok()) {
-          gather->bytes[i] = std::move(r).value();
-        } else if (gather->error.ok()) {
-          gather->error = r.status();
-        }
-        last = --gather->left == 0;
-      }
-      if (!last) return;
-      if (gather->error.ok()) {
-        gather->done(std::move(gather->bytes));
-      } else {
-        gather->done(gather->error);
-      }
-    }, context);
-  }
+  io::GatherReads(
+      chunks.size(),
+      [&](size_t i, io::ReadCallback one) { FetchChunk(shard, chunks[i], std::move(one), context); },
+      std::move(done), context);
 }
 
 Status RecordSource::DecodeChunk(uint32_t, const format::ShardChunk&, std::string,

@@ -58,6 +58,12 @@ using ReadCallback = std::function<void(Result<std::string>)>;
 // first error.
 using RangesCallback = std::function<void(Result<std::vector<std::string>>)>;
 
+// Starts n reads (start(i, done_i) for each i) and calls `done` once with all their bytes
+// in order, or the first error, when the last has finished; with n = 0 on the context's
+// executor (never inside the call).
+void GatherReads(size_t n, const std::function<void(size_t i, ReadCallback done)>& start,
+                 RangesCallback done, const IoContext& context);
+
 // A read-only view of a whole file that stays valid while this object lives. What
 // RandomAccessFile::Map() returns; readers that want zero-copy random access over a file
 // (the token cache) hold one.
