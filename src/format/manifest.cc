@@ -210,26 +210,23 @@ Result<ResolvedDataset> DatasetOfManifest(io::FileSystem* fs, const std::string&
 
 Result<ResolvedDataset> DatasetOfDirectory(io::FileSystem* fs, const std::string& dir) {
   const std::string manifest = io::JoinPath(dir, Manifest::kFileName);
+  // On remote storage the listing comes first: it says whether dataset.json exists (on S3 a
+  // HEAD and a listing less than Exists) and lets the shards open without a request each.
+  const bool remote = fs->is_remote();
   std::vector<io::FileInfo> entries;
-  bool listed = false;
-  bool has_manifest;
-  if (fs->is_remote()) {
-    // The listing first: it says whether dataset.json exists (on S3 a HEAD and a listing
-    // less than Exists) and lets the shards open without a request each.
+  if (remote) {
     SLUICE_ASSIGN_OR_RETURN(entries, fs->List(dir));
-    listed = true;
-    has_manifest = std::any_of(entries.begin(), entries.end(), [&](const io::FileInfo& e) {
-      return !e.is_directory && e.path == manifest;
-    });
-  } else {
-    has_manifest = fs->Exists(manifest);
   }
+  const bool has_manifest =
+      remote ? std::any_of(entries.begin(), entries.end(),
+                           [&](const io::FileInfo& e) { return !e.is_directory && e.path == manifest; })
+             : fs->Exists(manifest);
   if (has_manifest) {
     SLUICE_ASSIGN_OR_RETURN(ResolvedDataset out, DatasetOfManifest(fs, dir));
     out.listing = std::move(entries);
     return out;
   }
-  if (!listed) {
+  if (!remote) {
     SLUICE_ASSIGN_OR_RETURN(entries, fs->List(dir));
   }
   SLUICE_RETURN_IF_ERROR(CheckNoUnpublishedRun(fs, dir, entries));
@@ -242,7 +239,7 @@ Result<ResolvedDataset> DatasetOfDirectory(io::FileSystem* fs, const std::string
                     " and no *.tfrecord* files in this directory");
   }
   std::sort(out.shards.begin(), out.shards.end());
-  if (fs->is_remote()) out.listing = std::move(entries);
+  if (remote) out.listing = std::move(entries);
   return out;
 }
 

@@ -166,7 +166,7 @@ void ChunkCache::PumpLocked() {
     // in the same shard (an unshuffled plan's), up to the source's group size.
     std::vector<uint64_t> group{chunk};
     uint64_t bytes = entries_.at(chunk).info.file_bytes;
-    while (bytes > 0 && !fetch_queue_.empty()) {
+    while (group_bytes > 0 && bytes > 0 && !fetch_queue_.empty()) {
       const uint64_t next = fetch_queue_.front();
       if (!FetchableLocked(next)) {
         fetch_queue_.pop_front();  // what the outer loop would do with it
