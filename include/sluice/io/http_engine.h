@@ -122,7 +122,8 @@ struct HttpEngineStats {
   uint64_t hedges_won = 0;       // duplicates that answered first
   uint64_t bytes_received = 0;   // response bodies
   uint64_t bytes_sent = 0;       // request bodies
-  double first_byte_p50_ms = 0;  // recent hedgeable requests of the busiest size class (0 until measured)
+  // Over recent hedgeable requests of the busiest size class (0 until measured).
+  double first_byte_p50_ms = 0;
   double first_byte_p95_ms = 0;
 };
 
