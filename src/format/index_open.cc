@@ -10,7 +10,9 @@ namespace {
 
 // For uncompressed shards: the first and last records the index lists must start with a
 // valid header of the length it gives. Two 12-byte reads that catch an index of another
-// shard, or of an earlier version of this one, even when the sizes agree.
+// shard, or of an earlier version of this one, even when the sizes agree. The checks of this
+// file read uncached: through the node-local cache, 12 bytes would fetch a block of the
+// shard before the order's plan names its chunks, then the chunks again.
 Status CheckEndRecords(const io::RandomAccessFile& shard, const IndexLookup& index,
                        const std::string& index_path) {
   if (index.codec() != Codec::kNone || index.num_records() == 0) return Status::OK();
@@ -20,7 +22,7 @@ Status CheckEndRecords(const io::RandomAccessFile& shard, const IndexLookup& ind
     SLUICE_RETURN_IF_ERROR(index.Locate(i, &r, &f));
     char header[kRecordHeaderBytes];
     const uint64_t at = f.file_offset + r.offset_in_frame;
-    SLUICE_ASSIGN_OR_RETURN(ByteView got, shard.Read(at, sizeof header, header));
+    SLUICE_ASSIGN_OR_RETURN(ByteView got, shard.ReadUncached(at, sizeof header, header));
     uint64_t length = 0;
     if (got.size() != sizeof header ||
         CheckRecordHeader(got.data(), UINT64_MAX, true, &length) != HeaderCheck::kOk ||
@@ -41,7 +43,7 @@ Status CheckMatchesShard(const io::RandomAccessFile& shard, const IndexLookup& i
     return DataLoss(index_path + ": index does not match shard " + shard.path() + ": " + why);
   };
   char magic[kDetectBytes];
-  SLUICE_ASSIGN_OR_RETURN(ByteView head, shard.Read(0, sizeof magic, magic));
+  SLUICE_ASSIGN_OR_RETURN(ByteView head, shard.ReadUncached(0, sizeof magic, magic));
   Codec codec = DetectShardCodec(head, shard.path());
   if (codec != index.codec()) {
     return mismatch("index says codec " + std::string(CodecName(index.codec())) +

@@ -76,7 +76,7 @@ TEST_F(CachePipeline, SecondEpochIsServedFromTheCache) {
   std::vector<int64_t> a = Epoch(ds, &first);
   ASSERT_TRUE(first.cache.has_value());
   EXPECT_GT(first.cache->reads, 0u);
-  EXPECT_GT(remote.reads(), 0u);  // opening the shards already fetched their first chunks
+  EXPECT_GT(remote.reads(), 0u);
   io::cache::CacheOptions co;
   co.dir = o.cache_dir;
   io::cache::SharedCache(co).value()->Drain();  // stores finish after readers got the bytes
@@ -202,6 +202,56 @@ TEST_F(CachePipeline, TwoNodesOfTwoRanksFetchEachChunkOnceFromCold) {
   // Only the chunk cut by the boundary between lane 1 (rank 1, node 0) and lane 2 (rank 2,
   // node 1) can be needed by both nodes.
   EXPECT_LE(shared, 1);
+}
+
+// A cold read through the cache fetches each byte of a shard once: the open's header checks
+// (12-byte reads) go to the remote uncached, not as a cache block of the shard that the plan's
+// chunks would then fetch again under their own keys (they did: twice the bytes from S3).
+TEST_F(CachePipeline, AColdEpochFetchesEachShardByteOnce) {
+  io::cache::SimulatedRemoteOptions ro;
+  ro.name = "s3";
+  ro.log_path = dir_ + "/remote.log";
+  io::cache::SimulatedRemoteFileSystem remote(memory_.get(), ro);
+  ReadOptions o;
+  o.cache_dir = dir_ + "/cache";
+  o.chunk_bytes = 600;  // several chunks per shard
+  std::vector<int64_t> ids = Epoch(Open(&remote, o));
+  ASSERT_EQ(static_cast<int64_t>(ids.size()), total_);
+  io::cache::CacheOptions co;
+  co.dir = o.cache_dir;
+  io::cache::SharedCache(co).value()->Drain();  // prefetches of the next epoch included
+
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> reads;  // path -> ranges
+  std::ifstream log(ro.log_path);
+  std::string path;
+  uint64_t offset = 0, bytes = 0;
+  int header_reads = 0;
+  while (log >> path >> offset >> bytes) {
+    if (path.find(".tfrecord") == std::string::npos || path.find(".idx") != std::string::npos)
+      continue;
+    if (bytes <= 12) {  // a record header
+      ++header_reads;
+      continue;
+    }
+    reads[path].push_back({offset, bytes});
+  }
+  EXPECT_GE(header_reads, 3);      // at least the codec check of each shard
+  EXPECT_LE(header_reads, 3 + 2);  // and the first and last record of the uncompressed one
+  ASSERT_EQ(reads.size(), 3u);
+  for (auto& [p, ranges] : reads) {
+    auto size = memory_->Stat(p);
+    ASSERT_TRUE(size.ok());
+    std::sort(ranges.begin(), ranges.end());
+    uint64_t covered = 0;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (i > 0) {
+        EXPECT_LE(ranges[i - 1].first + ranges[i - 1].second, ranges[i].first)
+            << p << ": bytes at " << ranges[i].first << " fetched twice";
+      }
+      covered += ranges[i].second;
+    }
+    EXPECT_EQ(covered, size->size) << p;
+  }
 }
 
 }  // namespace

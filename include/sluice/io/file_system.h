@@ -92,6 +92,12 @@ class RandomAccessFile {
   // shorter than n only when the file ends first; an offset at or past the end gives an
   // empty view, not an error.
   virtual Result<ByteView> Read(uint64_t offset, size_t n, char* scratch) const = 0;
+  // Read() past any cache layered over the file (CachedFileSystem): for a few bytes read once,
+  // before a plan names the chunk they sit in (an open's header checks), which a cache would
+  // fetch as a whole block and then again as the planned chunk. Default: Read().
+  virtual Result<ByteView> ReadUncached(uint64_t offset, size_t n, char* scratch) const {
+    return Read(offset, n, scratch);
+  }
   // The whole file (its size at open time) as one view that is aligned to at least 16
   // bytes and outlives this file object. Default: reads the file into memory, which is right
   // for file systems that cannot map (remote stores); the local file system maps it (mmap),

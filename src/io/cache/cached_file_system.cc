@@ -107,6 +107,10 @@ class CachedFile final : public RandomAccessFile {
     return ByteView(scratch, at);
   }
 
+  Result<ByteView> ReadUncached(uint64_t offset, size_t n, char* scratch) const override {
+    return remote_->Read(offset, n, scratch);
+  }
+
   void ReadAsync(uint64_t offset, size_t n, ReadCallback done,
                  const IoContext& context) const override {
     auto g = std::make_shared<Gather>();
@@ -183,13 +187,16 @@ class CachedFile final : public RandomAccessFile {
 CachedFileSystem::CachedFileSystem(FileSystem* remote, std::shared_ptr<Cache> cache)
     : remote_(remote), cache_(std::move(cache)) {}
 
-Result<CachedFileSystem::OpenFile> CachedFileSystem::Open(const std::string& path) {
+Result<CachedFileSystem::OpenFile> CachedFileSystem::Open(const std::string& path,
+                                                           const FileInfo* listed) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = files_.find(path);
     if (it != files_.end()) return it->second;
   }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, remote_->OpenForRead(path));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
+                          listed != nullptr ? remote_->OpenListedForRead(*listed)
+                                            : remote_->OpenForRead(path));
   OpenFile f;
   f.identity = FileIdentity(remote_->name(), path, file->size());
   f.layout = std::make_shared<Layout>(file->size(), cache_->options().block_bytes);
@@ -202,6 +209,13 @@ Result<std::unique_ptr<RandomAccessFile>> CachedFileSystem::OpenForRead(const st
   SLUICE_ASSIGN_OR_RETURN(OpenFile f, Open(path));
   return std::unique_ptr<RandomAccessFile>(
       std::make_unique<CachedFile>(path, f.remote, f.identity, f.layout, cache_));
+}
+
+Result<std::unique_ptr<RandomAccessFile>> CachedFileSystem::OpenListedForRead(
+    const FileInfo& listed) {
+  SLUICE_ASSIGN_OR_RETURN(OpenFile f, Open(listed.path, &listed));
+  return std::unique_ptr<RandomAccessFile>(
+      std::make_unique<CachedFile>(listed.path, f.remote, f.identity, f.layout, cache_));
 }
 
 Result<ChunkRef> CachedFileSystem::Chunk(const std::string& path, uint64_t offset,

@@ -41,6 +41,8 @@ class CachedFileSystem final : public FileSystem {
   FileSystem* remote() const { return remote_; }
 
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override;
+  // The remote's listed open (on S3: no HEAD), cached like OpenForRead.
+  Result<std::unique_ptr<RandomAccessFile>> OpenListedForRead(const FileInfo& listed) override;
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
                                                      const WriteOptions& options) override {
     return remote_->OpenForWrite(path, options);
@@ -71,7 +73,8 @@ class CachedFileSystem final : public FileSystem {
     std::string identity;
     std::shared_ptr<Layout> layout;
   };
-  Result<OpenFile> Open(const std::string& path);
+  // `listed`: open from a listing (FileSystem::OpenListedForRead) rather than by path.
+  Result<OpenFile> Open(const std::string& path, const FileInfo* listed = nullptr);
 
   FileSystem* remote_;
   std::shared_ptr<Cache> cache_;
