@@ -112,6 +112,7 @@ Result<DedupResult> RunDedup(Transport* t, const DedupOptions& o) {
   };
   AggregationOptions agg = AggregationOptionsFor(o.job, Merge::kMin, "dedup");
   SLUICE_ASSIGN_OR_RETURN(auto map, RunDerivedMapPhase(t, &job, keys, agg, o.job.tasks));
+  DeleteRunsOnExit delete_runs(map);
   SLUICE_ASSIGN_OR_RETURN(auto reduced, AggregateByKey(t, map.runs, map.samples, agg));
 
   const std::vector<Rank>& reader = map.tasks.committed_rank;

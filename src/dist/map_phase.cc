@@ -140,6 +140,10 @@ class MapHandler final : public TaskHandler {
 
 }  // namespace
 
+DeleteRunsOnExit::~DeleteRunsOnExit() {
+  for (const std::string& run : map_.runs) (void)io::LocalFileSystem()->Delete(run);
+}
+
 Result<MapPhaseResult> RunMapPhase(Transport* t, const std::string& input,
                                    const std::vector<TaskSpec>& tasks,
                                    const KeyFunction& key_function,

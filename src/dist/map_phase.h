@@ -25,10 +25,24 @@ Result<uint64_t> MapShard(io::FileSystem* fs, const std::string& input, TaskId t
                           MapOutput* out);
 
 struct MapPhaseResult {
-  std::vector<std::string> runs;  // this rank's committed outputs
+  std::vector<std::string> runs;  // this rank's committed outputs (local files)
   std::vector<KeySample> samples;
   std::vector<uint64_t> records;  // every task's record count (from rank 0's results)
   TaskRunResult tasks;
+};
+
+// Deletes a map phase's local run files when the job using them returns, on every path: no
+// later run needs them (a rerun of a derived job gets its kept outputs again), and a spill
+// directory must not fill up with one job's leftovers after another.
+class DeleteRunsOnExit {
+ public:
+  explicit DeleteRunsOnExit(const MapPhaseResult& map) : map_(map) {}
+  ~DeleteRunsOnExit();
+  DeleteRunsOnExit(const DeleteRunsOnExit&) = delete;
+  DeleteRunsOnExit& operator=(const DeleteRunsOnExit&) = delete;
+
+ private:
+  const MapPhaseResult& map_;
 };
 
 // Collective. `input` is the dataset the tasks' shards belong to (its file system reads them).

@@ -131,6 +131,7 @@ Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
     return m->Add(record, OrderKey(o.seed, task, index));
   };
   SLUICE_ASSIGN_OR_RETURN(auto map, RunDerivedMapPhase(t, &job, keys, agg, o.job.tasks));
+  DeleteRunsOnExit delete_runs(map);
   std::vector<std::unique_ptr<SortedStream>> runs;
   for (const auto& run : map.runs) {
     SLUICE_ASSIGN_OR_RETURN(auto stream, OpenRun(run));
@@ -152,7 +153,7 @@ Result<ReshardResult> RunReshard(Transport* t, const ReshardOptions& o) {
   };
   SLUICE_RETURN_IF_ERROR(
       Exchange(t, &source, sink, {o.job.memory_budget / 2, "reshard (exchange)"}).status());
-  for (const auto& run : map.runs) (void)io::LocalFileSystem()->Delete(run);
+  for (const auto& run : map.runs) (void)io::LocalFileSystem()->Delete(run);  // room first
 
   // Write the owned shards, one output task each.
   Status status;

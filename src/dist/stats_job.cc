@@ -60,6 +60,7 @@ Result<StatsResult> RunStats(Transport* t, const StatsOptions& o) {
   };
   AggregationOptions agg = AggregationOptionsFor(o.job, Merge::kSum, "stats");
   SLUICE_ASSIGN_OR_RETURN(auto map, RunMapPhase(t, o.input, tasks, keys, agg, o.job.tasks));
+  DeleteRunsOnExit delete_runs(map);
   SLUICE_ASSIGN_OR_RETURN(auto reduced, AggregateByKey(t, map.runs, map.samples, agg));
 
   StatsResult result;

@@ -150,6 +150,18 @@ def test_reshard_under_a_tiny_memory_budget_spills_and_still_keeps_every_record(
     assert sorted(records_in_order(tmp_path / "out")) == list(range(600))
 
 
+@pytest.mark.parametrize("job", ["stats", "dedup", "reshard"])
+def test_a_job_leaves_nothing_in_its_spill_directory(corpus, tmp_path, job):
+    # Map outputs, spills and exchange files are the job's own: a spill directory filled
+    # with each finished job's run files (they were left behind once) fills /tmp in time.
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    args = {"stats": ["--key", "lang", "--json"], "dedup": [tmp_path / "out", "--feature", "text"],
+            "reshard": [tmp_path / "out", "--memory-budget", "64KiB", "--shard-size", "5KB"]}[job]
+    run(MPIRUN + [SLUICE, job, corpus / "ds", *args, "--spill-dir", spill])
+    assert sorted(os.listdir(spill)) == []
+
+
 def test_a_record_larger_than_the_exchange_budget_names_stage_and_budget(corpus, tmp_path):
     r = run(MPIRUN + [SLUICE, "reshard", corpus / "ds", tmp_path / "out", "--memory-budget", "200B"],
             check=1)

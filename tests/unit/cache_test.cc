@@ -373,6 +373,60 @@ TEST_F(CacheTest, PlanPrefetchesTheNextWindow) {
   EXPECT_EQ(remote_->reads(), 8u);
 }
 
+// Prefetched chunks that continue one another in a file go out in one ReadRangesAsync (one
+// request on S3), each still its own chunk: a plan of a's 8 chunks and b's 2, 4 fetches in
+// flight, makes 4 calls (a0-a3; b0-b1 and a4-a5; a6-a7), not 10 reads.
+TEST_F(CacheTest, PrefetchFetchesAdjacentChunksOfAFileTogether) {
+  std::string a = AddFile("a", 8 * 65536, 21);
+  std::string b = AddFile("b", 2 * 65536, 22);
+  auto cache = Open(Options(64 << 20));
+  CachedFileSystem fs(remote_.get(), cache);
+  std::vector<PlannedRead> plan;
+  for (uint64_t i = 0; i < 4; ++i) plan.push_back({"/remote/a", i * 65536, 65536, 0});
+  for (uint64_t i = 0; i < 2; ++i) plan.push_back({"/remote/b", i * 65536, 65536, 0});
+  for (uint64_t i = 4; i < 8; ++i) plan.push_back({"/remote/a", i * 65536, 65536, 1});
+  ASSERT_TRUE(fs.SetPlan(plan).ok());
+  ASSERT_TRUE(Eventually([&] { return cache->stats().stored == 10; }));
+  cache->Drain();
+  EXPECT_EQ(remote_->reads(), 10u);  // every chunk once
+  EXPECT_EQ(remote_->bytes_read(), a.size() + b.size());
+  EXPECT_GE(remote_->range_calls(), 3u);
+  EXPECT_LE(remote_->range_calls(), 4u);
+  for (uint64_t i = 0; i < 8; ++i) {
+    ASSERT_EQ(*ReadRange(fs, "a", i * 65536, 65536), a.substr(i * 65536, 65536)) << i;
+  }
+  for (uint64_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(*ReadRange(fs, "b", i * 65536, 65536), b.substr(i * 65536, 65536)) << i;
+  }
+  EXPECT_EQ(cache->stats().hits, 10u);
+  EXPECT_EQ(remote_->reads(), 10u);
+}
+
+// A failed group fetch stores none of its chunks; the prefetcher starts them again and the
+// reads get the remote's bytes.
+TEST_F(CacheTest, AFailedGroupFetchStoresNothingAndIsFetchedAgain) {
+  std::string a = AddFile("a", 4 * 65536, 23);
+  SimulatedRemoteOptions failing;
+  failing.fail_first_reads = 1;  // one range of the first group: the whole call fails
+  UseRemote(failing);
+  auto cache = Open(Options(64 << 20));
+  CachedFileSystem fs(remote_.get(), cache);
+  std::vector<PlannedRead> plan;
+  for (uint64_t i = 0; i < 4; ++i) plan.push_back({"/remote/a", i * 65536, 65536, 0});
+  ASSERT_TRUE(fs.SetPlan(plan).ok());
+  ASSERT_TRUE(Eventually([&] { return cache->stats().stored == 4; }));
+  cache->Drain();
+  EXPECT_EQ(remote_->range_calls(), 2u);  // the failed group, then the same four again
+  EXPECT_EQ(cache->stats().fetches, 4u);  // each chunk stored once, from the second call
+  EXPECT_EQ(cache->stats().damaged, 0u);
+  for (uint64_t i = 0; i < 4; ++i) {
+    auto got = ReadRange(fs, "a", i * 65536, 65536);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, a.substr(i * 65536, 65536)) << i;
+  }
+  EXPECT_EQ(cache->stats().hits, 4u);
+}
+
 TEST_F(CacheTest, FutureEvictionKeepsWhatTheNextEpochNeeds) {
   // 8 chunks read in one order for 3 epochs, a cache of 4: LRU would never hit.
   std::string data = AddFile("a", 8 * 65536, 18);

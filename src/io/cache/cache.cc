@@ -169,20 +169,36 @@ void Cache::Miss(const ChunkRef& chunk, Waiter w) {
 }
 
 void Cache::Acquire(FlightPtr f) {
+  if (LockOrWait(f)) AfterLock(std::move(f));
+}
+
+void Cache::AcquireGroup(std::vector<FlightPtr> group) {
+  std::vector<FlightPtr> fetch;
+  for (FlightPtr& f : group) {
+    if (LockOrWait(f) && NeedsFetch(f)) fetch.push_back(std::move(f));
+  }
+  FetchGroup(std::move(fetch));
+}
+
+bool Cache::LockOrWait(const FlightPtr& f) {
   Result<bool> got = locks_->TryLock(f->chunk.id);
   if (got.ok() && !*got) {
     std::lock_guard<std::mutex> lock(mu_);
     f->state = FlightState::kWaitingForNode;
     f->waiting_since = Clock::now();
     poll_cv_.notify_one();
-    return;
+    return false;
   }
   // A lock file we cannot use makes single flight best effort, not reads impossible.
   f->holds_node_lock = got.ok();
-  AfterLock(std::move(f));
+  return true;
 }
 
 void Cache::AfterLock(FlightPtr f) {
+  if (NeedsFetch(f)) Fetch(std::move(f));
+}
+
+bool Cache::NeedsFetch(const FlightPtr& f) {
   const ChunkRef& c = f->chunk;
   // Re-check after locking: the process that held the lock may have published the chunk.
   bool wanted;
@@ -193,7 +209,7 @@ void Cache::AfterLock(FlightPtr f) {
   }
   if (!wanted && store_->FileBytes(c.id).ok()) {
     NoteOnDisk(c.id);
-    if (FinishIfUnwanted(f)) return;
+    if (FinishIfUnwanted(f)) return false;
     wanted = true;
   }
   if (wanted) {
@@ -201,36 +217,66 @@ void Cache::AfterLock(FlightPtr f) {
     if (r.ok()) {
       NoteOnDisk(c.id);
       Finish(f, std::make_shared<const std::string>(std::move(*r)), Served::kJoined);
-      return;
+      return false;
     }
     if (r.status().code() == StatusCode::kDataLoss) Drop(c.id);
   }
-  Fetch(std::move(f));
+  return true;
 }
 
-void Cache::Fetch(FlightPtr f) {
+void Cache::FetchGroup(std::vector<FlightPtr> group) {
+  if (group.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    f->state = FlightState::kFetching;
+    for (const FlightPtr& f : group) f->state = FlightState::kFetching;
     ++pending_;
   }
-  if (options_.on_event) options_.on_event("fetch");
+  if (options_.on_event) {
+    for (size_t i = 0; i < group.size(); ++i) options_.on_event("fetch");
+  }
   IoContext context;
   context.executor = io_.get();  // local and NFS "remotes" block one of the cache's threads
-  f->chunk.remote->ReadAsync(
-      f->chunk.offset, f->chunk.length,
-      [this, f](Result<std::string> got) {
-        // Off the remote store's thread (an HTTP engine's loop) before touching the disk.
-        io_->Submit([this, f, got = std::move(got)]() mutable {
-          OnFetched(f, std::move(got));
-          std::lock_guard<std::mutex> lock(mu_);
-          if (--pending_ == 0) idle_cv_.notify_all();
+  const RandomAccessFile& remote = *group[0]->chunk.remote;
+  // Off the remote store's thread (an HTTP engine's loop) before touching the disk.
+  auto finished = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) idle_cv_.notify_all();
+  };
+  if (group.size() == 1) {
+    FlightPtr f = std::move(group[0]);
+    remote.ReadAsync(
+        f->chunk.offset, f->chunk.length,
+        [this, f, finished](Result<std::string> got) {
+          io_->Submit([this, f, finished, got = std::move(got)]() mutable {
+            OnFetched(f, std::move(got));
+            finished();
+          });
+        },
+        context);
+    return;
+  }
+  // One call: a remote that merges ranges (S3) makes it one request (on RGW a request costs
+  // the server about as much as a megabyte of body).
+  std::vector<ByteRange> ranges;
+  for (const FlightPtr& f : group) ranges.push_back({f->chunk.offset, f->chunk.length});
+  remote.ReadRangesAsync(
+      std::move(ranges),
+      [this, group, finished](Result<std::vector<std::string>> got) {
+        io_->Submit([this, group, finished, got = std::move(got)]() mutable {
+          for (size_t i = 0; i < group.size(); ++i) {
+            Result<std::string> one = !got.ok() ? Result<std::string>(got.status())
+                                      : i < got->size() ? Result<std::string>(std::move((*got)[i]))
+                                                        : Result<std::string>(std::string());
+            OnFetched(group[i], std::move(one), /*schedule=*/false);
+          }
+          SchedulePrefetch();
+          finished();
         });
       },
       context);
 }
 
-void Cache::OnFetched(FlightPtr f, Result<std::string> got) {
+void Cache::OnFetched(FlightPtr f, Result<std::string> got, bool schedule) {
   const ChunkRef& c = f->chunk;
   if (got.ok() && got->size() != c.length) {
     got = DataLoss(c.remote->path() + ": read " + std::to_string(got->size()) + " of " +
@@ -238,7 +284,7 @@ void Cache::OnFetched(FlightPtr f, Result<std::string> got) {
                    " (the file changed since it was opened)");
   }
   if (!got.ok()) {
-    Finish(f, got.status(), Served::kMiss);
+    Finish(f, got.status(), Served::kMiss, schedule);
     return;
   }
   auto bytes = std::make_shared<const std::string>(std::move(*got));
@@ -258,7 +304,7 @@ void Cache::OnFetched(FlightPtr f, Result<std::string> got) {
   }
   Complete(std::move(waiters), bytes, Served::kMiss);  // readers first, then the disk
   Store(c, bytes);
-  Finish(f, bytes, Served::kMiss);
+  Finish(f, bytes, Served::kMiss, schedule);
 }
 
 bool Cache::FinishIfUnwanted(const FlightPtr& f) {
@@ -280,7 +326,7 @@ void Cache::EndFlightLocked(const FlightPtr& f) {
 }
 
 void Cache::Finish(FlightPtr f, const Result<std::shared_ptr<const std::string>>& bytes,
-                   Served how) {
+                   Served how, bool schedule) {
   std::vector<Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -290,7 +336,7 @@ void Cache::Finish(FlightPtr f, const Result<std::shared_ptr<const std::string>>
   }
   if (f->holds_node_lock) locks_->Unlock(f->chunk.id);
   Complete(std::move(waiters), bytes, how);
-  SchedulePrefetch();
+  if (schedule) SchedulePrefetch();
 }
 
 void Cache::Complete(std::vector<Waiter> waiters,

@@ -43,7 +43,12 @@ bool Cache::WorthPrefetchLocked(const ChunkId& id, uint64_t bytes) {
 
 void Cache::SchedulePrefetch() {
   if (options_.prefetch_fetches == 0) return;
-  std::vector<FlightPtr> started;
+  // Chunks started here that continue one another in a remote file are fetched together
+  // (AcquireGroup), up to kGroupBytes: an unshuffled read's chunks of a shard, a window's
+  // neighbours. Each keeps its own flight, key and lock.
+  constexpr uint64_t kGroupBytes = uint64_t{8} << 20;
+  std::vector<std::vector<FlightPtr>> groups;
+  std::vector<uint64_t> group_bytes;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || !future_->has_plan() || prefetching_ >= options_.prefetch_fetches) return;
@@ -66,10 +71,29 @@ void Cache::SchedulePrefetch() {
       f->prefetch = true;
       flights_[id] = f;
       ++prefetching_;
-      started.push_back(std::move(f));
+      size_t g = 0;
+      for (; g < groups.size(); ++g) {
+        const ChunkRef& last = groups[g].back()->chunk;
+        if (last.remote == f->chunk.remote && last.offset + last.length == f->chunk.offset &&
+            group_bytes[g] + f->chunk.length <= kGroupBytes) {
+          break;
+        }
+      }
+      if (g == groups.size()) {
+        groups.emplace_back();
+        group_bytes.push_back(0);
+      }
+      group_bytes[g] += f->chunk.length;
+      groups[g].push_back(std::move(f));
     }
   }
-  for (FlightPtr& f : started) Submit([this, f] { Acquire(f); });
+  for (std::vector<FlightPtr>& group : groups) {
+    if (group.size() == 1) {
+      Submit([this, f = std::move(group[0])] { Acquire(f); });
+    } else {
+      Submit([this, group = std::move(group)]() mutable { AcquireGroup(std::move(group)); });
+    }
+  }
 }
 
 void Cache::PollLoop() {

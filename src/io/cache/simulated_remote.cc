@@ -24,6 +24,11 @@ class SimulatedRemoteFile final : public RandomAccessFile {
     fs_->Count(path(), offset, got->size());
     return got;
   }
+  void ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback done,
+                       const IoContext& context) const override {
+    fs_->CountRangeCall();
+    RandomAccessFile::ReadRangesAsync(std::move(ranges), std::move(done), context);
+  }
 
  private:
   std::unique_ptr<RandomAccessFile> base_;

@@ -169,13 +169,21 @@ class Cache {
   bool JoinLocked(const ChunkId& id, Waiter* w);  // false when the chunk has no flight
   void ReadFromDisk(const ChunkRef& chunk, Waiter w);
   void Miss(const ChunkRef& chunk, Waiter w);
-  void Acquire(FlightPtr f);    // takes the node lock or waits for it
-  void AfterLock(FlightPtr f);  // re-checks the disk, else fetches
-  void Fetch(FlightPtr f);
-  void OnFetched(FlightPtr f, Result<std::string> got);
+  void Acquire(FlightPtr f);  // takes the node lock or waits for it, then AfterLock
+  // Prefetched chunks adjacent in one remote file: each locked (or left waiting) and checked
+  // as Acquire would, then those still missing fetched in one ReadRangesAsync.
+  void AcquireGroup(std::vector<FlightPtr> group);
+  bool LockOrWait(const FlightPtr& f);  // false: the flight now waits for another process
+  void AfterLock(FlightPtr f);          // re-checks the disk, else fetches
+  bool NeedsFetch(const FlightPtr& f);  // false: served from the disk, or given up
+  void Fetch(FlightPtr f) { FetchGroup({std::move(f)}); }
+  void FetchGroup(std::vector<FlightPtr> group);
+  // `schedule`: look for more to prefetch once done (a group does it once, after its last).
+  void OnFetched(FlightPtr f, Result<std::string> got, bool schedule = true);
   bool FinishIfUnwanted(const FlightPtr& f);
   void EndFlightLocked(const FlightPtr& f);
-  void Finish(FlightPtr f, const Result<std::shared_ptr<const std::string>>& bytes, Served how);
+  void Finish(FlightPtr f, const Result<std::shared_ptr<const std::string>>& bytes, Served how,
+              bool schedule = true);
   void Complete(std::vector<Waiter> waiters,
                 const Result<std::shared_ptr<const std::string>>& bytes, Served how);
   // The index and the ledger (cache_index.cc).

@@ -48,7 +48,11 @@ class SimulatedRemoteFileSystem final : public FileSystem {
   }
   Status CreateDirs(const std::string& dir) override { return base_->CreateDirs(dir); }
 
+  // Reads: ranges read (each counted once, whether alone or in a ReadRangesAsync call).
   uint64_t reads() const { return reads_.load(); }
+  // ReadRangesAsync calls (a remote that merges ranges, like S3, makes each one request).
+  uint64_t range_calls() const { return range_calls_.load(); }
+  void CountRangeCall() { range_calls_.fetch_add(1); }
   uint64_t bytes_read() const { return bytes_.load(); }
 
   // Called by its files: waits as a remote read of `bytes` would; false when it must fail.
@@ -59,6 +63,7 @@ class SimulatedRemoteFileSystem final : public FileSystem {
   FileSystem* base_;
   const SimulatedRemoteOptions options_;
   std::atomic<uint64_t> reads_{0};
+  std::atomic<uint64_t> range_calls_{0};
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> draws_{0};
   std::atomic<uint64_t> failures_{0};
