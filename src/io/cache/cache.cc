@@ -157,15 +157,19 @@ void Cache::ReadFromDisk(const ChunkRef& chunk, Waiter w) {
 }
 
 void Cache::Miss(const ChunkRef& chunk, Waiter w) {
-  auto f = std::make_shared<Flight>();
+  std::vector<FlightPtr> group{std::make_shared<Flight>()};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (JoinLocked(chunk.id, &w)) return;
+    FlightPtr& f = group[0];
     f->chunk = chunk;
     f->waiters.push_back(std::move(w));
     flights_[chunk.id] = f;
+    uint64_t bytes = chunk.length;
+    ExtendGroupLocked(&group, &bytes);
   }
-  Acquire(f);
+  if (group.size() == 1) return Acquire(std::move(group[0]));
+  AcquireGroup(std::move(group));
 }
 
 void Cache::Acquire(FlightPtr f) {

@@ -18,6 +18,7 @@ void Cache::SetPlan(CachePlan plan) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     planned_.clear();
+    planned_at_.clear();
     std::vector<PlannedUse> uses;
     uses.reserve(plan.uses.size());
     for (const CachePlan::Use& u : plan.uses) {
@@ -25,6 +26,7 @@ void Cache::SetPlan(CachePlan plan) {
     }
     for (ChunkRef& c : plan.chunks) {
       ChunkId id = c.id;
+      planned_at_.emplace(std::make_pair(c.remote.get(), c.offset), id);
       planned_.emplace(id, std::move(c));
     }
     future_->SetPlan(uses);
@@ -41,12 +43,33 @@ bool Cache::WorthPrefetchLocked(const ChunkId& id, uint64_t bytes) {
   return policy_->PickVictim(id).has_value();
 }
 
+void Cache::ExtendGroupLocked(std::vector<FlightPtr>* group, uint64_t* group_bytes) {
+  if (options_.prefetch_fetches == 0 || !future_->has_plan()) return;
+  for (;;) {
+    const ChunkRef& last = group->back()->chunk;
+    auto at = planned_at_.find({last.remote.get(), last.offset + last.length});
+    if (at == planned_at_.end()) return;
+    const ChunkId& id = at->second;
+    const ChunkRef& next = planned_.at(id);
+    if (index_.count(id) > 0 || flights_.count(id) > 0 ||
+        *group_bytes + next.length > kFetchGroupBytes || !WorthPrefetchLocked(id, next.length)) {
+      return;
+    }
+    auto f = std::make_shared<Flight>();
+    f->chunk = next;
+    f->prefetch = true;
+    flights_[id] = f;
+    ++prefetching_;
+    *group_bytes += next.length;
+    group->push_back(std::move(f));
+  }
+}
+
 void Cache::SchedulePrefetch() {
   if (options_.prefetch_fetches == 0) return;
   // Chunks started here that continue one another in a remote file are fetched together
-  // (AcquireGroup), up to kGroupBytes: an unshuffled read's chunks of a shard, a window's
-  // neighbours. Each keeps its own flight, key and lock.
-  constexpr uint64_t kGroupBytes = uint64_t{8} << 20;
+  // (AcquireGroup), up to kFetchGroupBytes: an unshuffled read's chunks of a shard, a
+  // window's neighbours. Each keeps its own flight, key and lock.
   std::vector<std::vector<FlightPtr>> groups;
   std::vector<uint64_t> group_bytes;
   {
@@ -75,7 +98,7 @@ void Cache::SchedulePrefetch() {
       for (; g < groups.size(); ++g) {
         const ChunkRef& last = groups[g].back()->chunk;
         if (last.remote == f->chunk.remote && last.offset + last.length == f->chunk.offset &&
-            group_bytes[g] + f->chunk.length <= kGroupBytes) {
+            group_bytes[g] + f->chunk.length <= kFetchGroupBytes) {
           break;
         }
       }
@@ -86,6 +109,7 @@ void Cache::SchedulePrefetch() {
       group_bytes[g] += f->chunk.length;
       groups[g].push_back(std::move(f));
     }
+    for (size_t g = 0; g < groups.size(); ++g) ExtendGroupLocked(&groups[g], &group_bytes[g]);
   }
   for (std::vector<FlightPtr>& group : groups) {
     if (group.size() == 1) {

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -196,6 +197,14 @@ class Cache {
   void NoteOnDisk(const ChunkId& id);
   // The plan, prefetch and the poller (cache_prefetch.cc).
   bool WorthPrefetchLocked(const ChunkId& id, uint64_t bytes);
+  // Appends to `group` prefetch flights for the planned chunks that continue its last one in
+  // its file (the node's plan needs them, this epoch or the next), up to kFetchGroupBytes in
+  // all and as the capacity allows (WorthPrefetchLocked): a reader's miss, or a prefetch,
+  // fetches its neighbours in the same request (an unshuffled read's windows are a chunk
+  // each, so the prefetch windows alone would make groups of two). They count as prefetches
+  // in flight, but do not wait for a free prefetch slot (the request is going out anyway).
+  void ExtendGroupLocked(std::vector<FlightPtr>* group, uint64_t* group_bytes);
+  static constexpr uint64_t kFetchGroupBytes = uint64_t{8} << 20;
   void SchedulePrefetch();
   void PollLoop();
   void PollWaiting(const FlightPtr& f);
@@ -218,6 +227,8 @@ class Cache {
   std::unique_ptr<CacheSimulator> ghost_;  // LRU on the same reads, for the report
   std::unordered_map<ChunkId, FlightPtr, ChunkIdHash> flights_;
   std::unordered_map<ChunkId, ChunkRef, ChunkIdHash> planned_;  // the plan's chunks
+  // The plan's chunks by (remote file, offset): which planned chunk continues another.
+  std::map<std::pair<const RandomAccessFile*, uint64_t>, ChunkId> planned_at_;
   uint32_t prefetching_ = 0;
   std::chrono::steady_clock::time_point next_prefetch_at_;
   CacheStats stats_;
