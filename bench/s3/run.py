@@ -174,14 +174,16 @@ def throughput(args, build, server, workdir):
         seconds = time_curl(server, bucket, keys, workdir)
         return seconds, client_cpu(resource.RUSAGE_CHILDREN) - c0
 
-    for _ in range(args.repeat):  # interleaved, so all meet the same load
-        run("sluice_recycled", lambda: objects("--reuse-buffers"))
-        run("pipeline", lambda: pipeline(cache=False))
-        cold = pathlib.Path(workdir) / f"cache-{next(rounds)}"  # the default cache, cold
-        run("pipeline_cold_cache", lambda: pipeline(cache_dir=str(cold)))
-        run("sluice", objects)
-        run("boto3", boto3)
-        run("curl", curl)
+    def cold_cache():  # the default cache, cold: a new directory each time
+        return pipeline(cache_dir=str(pathlib.Path(workdir) / f"cache-{next(rounds)}"))
+
+    contenders = [("sluice_recycled", lambda: objects("--reuse-buffers")),
+                  ("pipeline", lambda: pipeline(cache=False)),
+                  ("pipeline_cold_cache", cold_cache), ("sluice", objects),
+                  ("boto3", boto3), ("curl", curl)]
+    for r in range(args.repeat):  # interleaved, so all meet the same load; the order rotates
+        for name, fn in contenders[r % len(contenders):] + contenders[:r % len(contenders)]:
+            run(name, fn)
     rates = {k: total / v / 1e6 for k, v in best.items()}
     cpu_per_gb = {k: v / (total / 1e9) for k, v in cpu.items()}
     server_per_gb = {k: v / (total / 1e9) for k, v in server_cpu.items()}
