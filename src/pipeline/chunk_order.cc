@@ -99,24 +99,75 @@ Permutation ChunkOrder::RecordsIn(const Window& w) const {
 
 ChunkOrder::Place ChunkOrder::PlaceIn(const Window& w, const Permutation& records,
                                       uint64_t q) const {
-  const uint64_t t =
-      LaneBegin(w.lane) + w.first + (in_order_ ? q - w.first : records.Apply(q - w.first));
+  return PlaceAt(w, in_order_ ? q - w.first : records.Apply(q - w.first));
+}
+
+ChunkOrder::Place ChunkOrder::PlaceAt(const Window& w, uint64_t shuffled) const {
+  const uint64_t t = LaneBegin(w.lane) + w.first + shuffled;
   const uint64_t slot = SlotOf(t, w.first_slot, w.end_slot);
   const uint64_t chunk = slot_chunk_[slot];
   return Place{(*chunk_starts_)[chunk] + (t - slot_starts_[slot]), chunk};
 }
 
-ChunkOrder::Place ChunkOrder::Placer::At(uint64_t position) {
+ChunkOrder::Placer::Cached* ChunkOrder::Placer::WindowOf(uint64_t position, uint32_t keep) {
   assert(position < order_->total_);
   const uint32_t lane = static_cast<uint32_t>(position % order_->lanes_);
   const uint64_t q = position / order_->lanes_;
-  Cached& c = cached_[lane % cached_.size()];
+  const size_t entry = lane % cached_.size();
+  Cached& c = cached_[entry];
   if (!c.valid || c.window.lane != lane || q < c.window.first || q >= c.window.end) {
+    if ((keep >> entry) & 1) return nullptr;
     c.window = order_->WindowAt(position);
     c.records = order_->RecordsIn(c.window);
     c.valid = true;
   }
-  return order_->PlaceIn(c.window, c.records, q);
+  return &c;
+}
+
+ChunkOrder::Place ChunkOrder::Placer::At(uint64_t position) {
+  const Cached& c = *WindowOf(position, 0);
+  return order_->PlaceIn(c.window, c.records, position / order_->lanes_);
+}
+
+void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out) {
+  constexpr size_t kPiece = 64;
+  uint64_t offsets[kPiece];   // lane position - window start, then permuted
+  uint8_t entry_of[kPiece];   // the cached window of each
+  uint64_t batch[kPiece];
+  uint8_t batch_of[kPiece];
+  for (size_t begin = 0; begin < n;) {
+    // A piece: positions whose windows are cached together (an entry is refilled only
+    // between pieces, never under a position already taken).
+    uint32_t used = 0;
+    size_t end = begin;
+    for (; end < n && end - begin < kPiece; ++end) {
+      Cached* c = WindowOf(positions[end], used);
+      if (c == nullptr) break;
+      const size_t entry = static_cast<size_t>(c - cached_.data());
+      used |= 1u << entry;
+      entry_of[end - begin] = static_cast<uint8_t>(entry);
+      offsets[end - begin] = positions[end] / order_->lanes_ - c->window.first;
+    }
+    const size_t m = end - begin;
+    if (!order_->in_order_) {
+      for (size_t e = 0; e < cached_.size(); ++e) {
+        if (((used >> e) & 1) == 0) continue;
+        size_t k = 0;
+        for (size_t j = 0; j < m; ++j) {
+          if (entry_of[j] == e) {
+            batch[k] = offsets[j];
+            batch_of[k++] = static_cast<uint8_t>(j);
+          }
+        }
+        cached_[e].records.ApplyMany(batch, k);
+        for (size_t j = 0; j < k; ++j) offsets[batch_of[j]] = batch[j];
+      }
+    }
+    for (size_t j = 0; j < m; ++j) {
+      out[begin + j] = order_->PlaceAt(cached_[entry_of[j]].window, offsets[j]);
+    }
+    begin = end;
+  }
 }
 
 }  // namespace sluice::pipeline

@@ -88,11 +88,17 @@ class TaskReads {
     chunk_of_.resize(n);
     index_of_.resize(n);
     next_ = 0;
+    if (placer_) {
+      positions_.resize(n);
+      places_.resize(n);
+      for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
+      placer_->AtMany(positions_.data(), n, places_.data());
+    }
     for (size_t i = 0; i < n; ++i) {
       RecordId& id = elems[i].id;
       RecordLocation loc;
       if (placer_) {
-        const ChunkOrder::Place p = placer_->At(id.position);
+        const ChunkOrder::Place p = places_[i];
         chunk_of_[i] = p.chunk;
         loc = chunks_->Locate(p.chunk, p.record);
       } else {
@@ -163,6 +169,8 @@ class TaskReads {
   ChunkCache* cache_;
   const RecordSource& source_;
   std::optional<ChunkOrder::Placer> placer_;  // chunks mode, reading from the cache
+  std::vector<uint64_t> positions_;           // chunks mode: the run's positions
+  std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
   size_t next_ = 0;                           // ReadNext's element

@@ -81,6 +81,43 @@ TEST(ChunkOrder, PlacerAgreesWithAt) {
   }
 }
 
+// AtMany (runs of positions placed together, their permutations four at a time) agrees with
+// At() on a rank's walk, on runs longer than its pieces, and on jumps across more lanes than
+// it caches (a piece ends before a cached window it uses would be replaced).
+TEST(ChunkOrder, PlacerAtManyAgreesWithAt) {
+  for (const Layout& l : Layouts()) {
+    ChunkOrder order(Starts(l.sizes), 9, 2, l.lanes, l.lane_window);
+    const uint64_t n = order.size();
+    for (uint64_t world : {1, 3, 8}) {
+      for (size_t run : {1, 3, 7, 64, 150}) {
+        for (uint64_t rank = 0; rank < std::min<uint64_t>(world, n); ++rank) {
+          ChunkOrder::Placer placer(order);
+          std::vector<uint64_t> positions;
+          for (uint64_t p = rank; p < n; p += world) positions.push_back(p);
+          for (size_t begin = 0; begin < positions.size(); begin += run) {
+            const size_t m = std::min(run, positions.size() - begin);
+            std::vector<ChunkOrder::Place> got(m);
+            placer.AtMany(positions.data() + begin, m, got.data());
+            for (size_t j = 0; j < m; ++j) {
+              const ChunkOrder::Place want = order.At(positions[begin + j]);
+              ASSERT_EQ(got[j].record, want.record) << "lanes " << l.lanes << " run " << run;
+              ASSERT_EQ(got[j].chunk, want.chunk) << "lanes " << l.lanes << " run " << run;
+            }
+          }
+        }
+      }
+    }
+    std::vector<uint64_t> jumps;
+    for (uint64_t i = 0; i < 3 * n; ++i) jumps.push_back(Mix64(i + 78) % n);
+    std::vector<ChunkOrder::Place> got(jumps.size());
+    ChunkOrder::Placer placer(order);
+    placer.AtMany(jumps.data(), jumps.size(), got.data());
+    for (size_t j = 0; j < jumps.size(); ++j) {
+      ASSERT_EQ(got[j].record, order.At(jumps[j]).record) << "lanes " << l.lanes << " jump " << j;
+    }
+  }
+}
+
 TEST(ChunkOrder, EpochsRepeatTheirOrder) {
   auto starts = Starts(Varied(40, 6));
   ChunkOrder a(starts, 5, 0, 4, 2), b(starts, 5, 1, 4, 2), c(starts, 6, 0, 4, 2);

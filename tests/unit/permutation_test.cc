@@ -184,6 +184,23 @@ TEST(Mix64, KnownValuesAndOrderSensitiveCombine) {
 // Pinned like Mix64: a permutation's values define every saved order (a state restores onto
 // the same positions only while they hold), in both Feistel regimes (12 rounds up to 2^16, 8
 // above) and with cycle walking (200,001 is just above a power-of-two boundary's half).
+// ApplyMany is Apply, four values at a time: in table, small-Feistel and large-Feistel
+// domains, for any count (the tail past a multiple of four included).
+TEST(Permutation, ApplyManyEqualsApply) {
+  for (uint64_t n : {uint64_t{1}, uint64_t{5}, uint64_t{16}, uint64_t{17}, uint64_t{1000},
+                     uint64_t{65537}, uint64_t{1} << 20, (uint64_t{1} << 40) + 3}) {
+    const Permutation p(n, 0xfeed + n);
+    for (size_t count : {0, 1, 3, 4, 5, 9, 64}) {
+      std::vector<uint64_t> xs;
+      for (size_t i = 0; i < count; ++i) xs.push_back(Mix64(i * 31 + n) % n);
+      std::vector<uint64_t> want;
+      for (uint64_t x : xs) want.push_back(p.Apply(x));
+      p.ApplyMany(xs.data(), xs.size());
+      EXPECT_EQ(xs, want) << "n " << n << " count " << count;
+    }
+  }
+}
+
 TEST(Permutation, KnownValuesInBothRegimes) {
   struct Case {
     uint64_t n, key;

@@ -73,13 +73,21 @@ class ChunkOrder {
    public:
     explicit Placer(const ChunkOrder& order) : order_(&order) {}
     Place At(uint64_t position);
+    // At() of each of positions[0, n) into out[0, n): the records' permutations of a few
+    // dozen positions at a time run together (Permutation::ApplyMany).
+    void AtMany(const uint64_t* positions, size_t n, Place* out);
 
    private:
+
     struct Cached {
       bool valid = false;
       Window window;
       Permutation records;  // the window's record permutation
     };
+    // The cached window of `position`'s lane, filled if it holds another window; with
+    // `keep` (a bit per entry) set for the entry, nullptr instead of refilling it.
+    Cached* WindowOf(uint64_t position, uint32_t keep);
+
     const ChunkOrder* order_;
     std::array<Cached, 4> cached_;  // by lane % 4
   };
@@ -94,6 +102,8 @@ class ChunkOrder {
   void Build(ChunkInSlotFn chunk_in_slot);
   // The record at lane position q of window w, whose record permutation is `records`.
   Place PlaceIn(const Window& w, const Permutation& records, uint64_t q) const;
+  // The record at place `shuffled` of window w's records (their permutation applied).
+  Place PlaceAt(const Window& w, uint64_t shuffled) const;
 
   std::shared_ptr<const std::vector<uint64_t>> chunk_starts_;
   uint64_t total_ = 0;

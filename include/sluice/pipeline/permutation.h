@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "sluice/base/random.h"  // Mix64
@@ -44,6 +45,10 @@ class Permutation {
   uint64_t size() const { return n_; }
   // The image of x (requires x < size(); an out-of-range x is returned unchanged).
   uint64_t Apply(uint64_t x) const;
+  // Apply() of each of xs[0, n) in place (same preconditions), four at a time through the
+  // network: a round's hash is a chain of dependent multiplies, and four independent chains
+  // keep the multiplier busy where one leaves it waiting.
+  void ApplyMany(uint64_t* xs, size_t n) const;
   // The preimage of y (same precondition): Invert(Apply(x)) == x.
   uint64_t Invert(uint64_t y) const;
 
