@@ -87,6 +87,7 @@ class TaskReads {
   void LocateAll(std::vector<Element>& elems, size_t n) {
     chunk_of_.resize(n);
     index_of_.resize(n);
+    held_at_.assign(n, UINT8_MAX);
     next_ = 0;
     if (placer_) {
       positions_.resize(n);
@@ -123,7 +124,7 @@ class TaskReads {
       Prefetch(k + kPrefetchPlace, /*record=*/false);
       Prefetch(k + kPrefetchRecord, /*record=*/true);
     }
-    SLUICE_ASSIGN_OR_RETURN(const Held* h, Take(chunk_of_[k]));
+    SLUICE_ASSIGN_OR_RETURN(const Held* h, HeldFor(k));
     return source_.ReadInChunk(id.shard, id.index, *h->info, *h->data, scratch);
   }
 
@@ -134,25 +135,39 @@ class TaskReads {
     const format::ShardChunk* info = nullptr;
   };
 
-  // The decoded chunk, from the ones held (the oldest taken gives its place to a new one).
-  Result<const Held*> Take(uint64_t chunk) {
-    for (const Held& h : held_) {
-      if (h.chunk == chunk) return &h;
+  // The decoded chunk's place among the ones held (the oldest taken gives its place to a new
+  // one).
+  Result<size_t> Take(uint64_t chunk) {
+    for (size_t i = 0; i < held_.size(); ++i) {
+      if (held_[i].chunk == chunk) return i;
     }
-    Held& h = held_[oldest_];
+    const size_t i = oldest_;
+    Held& h = held_[i];
     oldest_ = (oldest_ + 1) % held_.size();
     h = Held();  // first: the Get below may fail
     SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
     h.chunk = chunk;
     h.info = &chunks_->Info(chunk);
-    return &h;
+    return i;
+  }
+
+  // Element k's chunk: where its first Prefetch found it, if it is still held there (it is
+  // read within kMaxHeld takes), else Take's search.
+  Result<const Held*> HeldFor(size_t k) {
+    const size_t remembered = held_at_[k];
+    if (remembered < held_.size() && held_[remembered].chunk == chunk_of_[k]) {
+      return &held_[remembered];
+    }
+    SLUICE_ASSIGN_OR_RETURN(size_t i, Take(chunk_of_[k]));
+    held_at_[k] = static_cast<uint8_t>(i);
+    return &held_[i];
   }
 
   // A hint for element k's read: its place in the decoded chunk, or (record) its framed
   // bytes there. Takes the chunk ahead of the read (an error is left to the read).
   void Prefetch(size_t k, bool record) {
     if (k >= chunk_of_.size()) return;
-    Result<const Held*> h = Take(chunk_of_[k]);
+    Result<const Held*> h = HeldFor(k);
     if (!h.ok()) return;
     const format::DecodedChunk& d = *(*h)->data;
     const uint64_t j = index_of_[k] - (*h)->info->first_record;
@@ -173,6 +188,7 @@ class TaskReads {
   std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
+  std::vector<uint8_t> held_at_;              // where in held_ its chunk was (UINT8_MAX: not yet)
   size_t next_ = 0;                           // ReadNext's element
   std::vector<Held> held_;                    // chunks mode: the chunks taken last
   size_t oldest_ = 0;                         // held_'s next slot to give up
