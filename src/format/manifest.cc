@@ -2,9 +2,11 @@
 #include "sluice/format/manifest.h"
 
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "sluice/format/dataset_publisher.h"
+#include "sluice/io/listed_file_system.h"
 #include "sluice/io/relative_path.h"
 
 namespace sluice::format {
@@ -187,9 +189,13 @@ bool LooksLikeShard(std::string_view path) {
 
 // The shards of a manifest, each checked against the path rules on the file system (a
 // symbolic link pointing out of the directory is refused like "..").
-Result<ResolvedDataset> DatasetOfManifest(io::FileSystem* fs, const std::string& dir) {
+// `listed`: the directory's listing when it was listed first (remote storage): the manifest
+// opens from it (on S3 without a HEAD).
+Result<ResolvedDataset> DatasetOfManifest(io::FileSystem* fs, const std::string& dir,
+                                          const std::vector<io::FileInfo>& listed) {
   ResolvedDataset out;
-  SLUICE_ASSIGN_OR_RETURN(Manifest m, Manifest::Load(fs, dir));
+  io::ListedFileSystem from_listing(fs, listed);
+  SLUICE_ASSIGN_OR_RETURN(Manifest m, Manifest::Load(&from_listing, dir));
   out.manifest_path = io::JoinPath(dir, Manifest::kFileName);
   for (size_t i = 0; i < m.shards.size(); ++i) {
     const ManifestShard& shard = m.shards[i];
@@ -208,21 +214,21 @@ Result<ResolvedDataset> DatasetOfManifest(io::FileSystem* fs, const std::string&
   return out;
 }
 
-Result<ResolvedDataset> DatasetOfDirectory(io::FileSystem* fs, const std::string& dir) {
+// `listed`: the directory's entries when it was listed first (remote storage: ResolveDataset).
+Result<ResolvedDataset> DatasetOfDirectory(io::FileSystem* fs, const std::string& dir,
+                                           std::optional<std::vector<io::FileInfo>> listed) {
   const std::string manifest = io::JoinPath(dir, Manifest::kFileName);
   // On remote storage the listing comes first: it says whether dataset.json exists (on S3 a
-  // HEAD and a listing less than Exists) and lets the shards open without a request each.
-  const bool remote = fs->is_remote();
-  std::vector<io::FileInfo> entries;
-  if (remote) {
-    SLUICE_ASSIGN_OR_RETURN(entries, fs->List(dir));
-  }
+  // HEAD and a listing less than Exists) and lets the manifest and the shards open without a
+  // request each.
+  const bool remote = listed.has_value();
+  std::vector<io::FileInfo> entries = remote ? std::move(*listed) : std::vector<io::FileInfo>();
   const bool has_manifest =
       remote ? std::any_of(entries.begin(), entries.end(),
                            [&](const io::FileInfo& e) { return !e.is_directory && e.path == manifest; })
              : fs->Exists(manifest);
   if (has_manifest) {
-    SLUICE_ASSIGN_OR_RETURN(ResolvedDataset out, DatasetOfManifest(fs, dir));
+    SLUICE_ASSIGN_OR_RETURN(ResolvedDataset out, DatasetOfManifest(fs, dir, entries));
     out.listing = std::move(entries);
     return out;
   }
@@ -323,6 +329,19 @@ Result<ResolvedDataset> ResolveDataset(io::FileSystem* fs, const std::string& pa
     if (out.shards.empty()) return NotFound(path + ": the pattern matches no shard files");
     return out;  // Glob() sorts
   }
+  if (fs->is_remote()) {
+    // A directory's listing says it is one: on S3, Stat of a prefix is a HEAD and a listing,
+    // and the directory was listed again after it. An empty listing, or one that is not of
+    // entries inside `path` (WebHDFS lists a file as itself), leaves it to Stat.
+    const std::string inside = io::JoinPath(path, "");
+    Result<std::vector<io::FileInfo>> entries = fs->List(path);
+    if (entries.ok() && !entries->empty() &&
+        std::all_of(entries->begin(), entries->end(), [&](const io::FileInfo& e) {
+          return e.path.size() > inside.size() && e.path.compare(0, inside.size(), inside) == 0;
+        })) {
+      return DatasetOfDirectory(fs, path, std::move(*entries));
+    }
+  }
   auto info = fs->Stat(path);
   if (!info.ok()) {
     if (info.status().code() == StatusCode::kNotFound) {
@@ -330,7 +349,13 @@ Result<ResolvedDataset> ResolveDataset(io::FileSystem* fs, const std::string& pa
     }
     return info.status();
   }
-  if (info->is_directory) return DatasetOfDirectory(fs, path);
+  if (info->is_directory) {
+    std::optional<std::vector<io::FileInfo>> listed;
+    if (fs->is_remote()) {
+      SLUICE_ASSIGN_OR_RETURN(listed, fs->List(path));
+    }
+    return DatasetOfDirectory(fs, path, std::move(listed));
+  }
   out.shards.push_back(path);
   return out;
 }

@@ -154,6 +154,11 @@ Status FileSystem::WriteAll(const std::string& path, ByteView data) {
 
 bool FileSystem::Exists(const std::string& path) { return Stat(path).ok(); }
 
+bool FileSystem::IsDirectory(const std::string& path) {
+  Result<FileInfo> info = Stat(path);
+  return info.ok() && info->is_directory;
+}
+
 namespace {
 bool HasWildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 }  // namespace

@@ -24,6 +24,7 @@ class S3FileSystem final : public FileSystem {
 
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override;
   Result<std::unique_ptr<RandomAccessFile>> OpenListedForRead(const FileInfo& listed) override;
+  bool IsDirectory(const std::string& path) override;
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path,
                                                      const WriteOptions& options) override;
   Result<FileInfo> Stat(const std::string& path) override;
@@ -131,6 +132,16 @@ Result<FileInfo> S3FileSystem::Stat(const std::string& path) {
     return NotFound(path + ": no such object or prefix");
   info.is_directory = true;
   return info;
+}
+
+bool S3FileSystem::IsDirectory(const std::string& path) {
+  Result<S3Path> p = ParseS3Path(path);
+  if (!p.ok()) return false;
+  if (p->key.empty()) return Stat(path).ok();  // the bucket
+  std::string key = p->key;
+  while (!key.empty() && key.back() == '/') key.pop_back();
+  Result<S3ListPage> page = ListPage(*p, key + "/", "", 1);
+  return page.ok() && (!page->objects.empty() || !page->prefixes.empty());
 }
 
 Result<std::vector<FileInfo>> S3FileSystem::List(const std::string& dir) {

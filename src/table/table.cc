@@ -190,8 +190,7 @@ Result<Table> Table::Open(io::FileSystem* fs, const std::string& root_in,
 }
 
 bool Table::IsTable(io::FileSystem* fs, const std::string& root) {
-  Result<io::FileInfo> info = fs->Stat(LogDir(NormalizeRoot(root)));
-  return info.ok() && info->is_directory;
+  return fs->IsDirectory(LogDir(NormalizeRoot(root)));
 }
 
 Result<Table> Table::Create(io::FileSystem* fs, const std::string& root_in,

@@ -200,6 +200,10 @@ class FileSystem {
   // dataset (io/relative_path.h) compare to keep a manifest's files inside its directory.
   // Default: `path` unchanged (object stores have no links); the local file system resolves.
   virtual Result<std::string> RealPath(const std::string& path) { return path; }
+  // Whether `path` is a directory (false when it is a file, is missing or cannot be stat'ed).
+  // Default: Stat(path). S3: one listing of one key under "path/" (Stat of a prefix first
+  // HEADs an object of that name: a request more).
+  virtual bool IsDirectory(const std::string& path);
 
   // Convenience built on the methods above.
   Result<std::string> ReadAll(const std::string& path);

@@ -46,6 +46,7 @@ class ListedFileSystem final : public FileSystem {
     return base_->PutIfAbsent(path, data);
   }
   Result<std::string> RealPath(const std::string& path) override { return base_->RealPath(path); }
+  bool IsDirectory(const std::string& path) override { return base_->IsDirectory(path); }
 
  private:
   FileSystem* const base_;

@@ -57,6 +57,7 @@ class CachedFileSystem final : public FileSystem {
   Status PutIfAbsent(const std::string& path, ByteView data) override {
     return remote_->PutIfAbsent(path, data);
   }
+  bool IsDirectory(const std::string& path) override { return remote_->IsDirectory(path); }
 
   // Tells the cache the node's future reads: their byte ranges become the chunks of their
   // files, and the cache evicts and prefetches along them.
