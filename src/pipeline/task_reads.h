@@ -1,0 +1,159 @@
+// TaskReads: the reads of one task of the read stage (read.cc), in chunks mode from the
+// ChunkCache with the records' places and bytes prefetched ahead. Internal to the pipeline.
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chunk_cache.h"
+#include "nodes.h"
+
+namespace sluice::pipeline {
+
+// The reads of one task (ReadIterator::Work on a run of elements). Every element is located
+// first, in a loop of its own (the order's permutations of neighbouring positions overlap in
+// the CPU), in chunks mode through a ChunkOrder::Placer (the run's positions fall in a few
+// windows); then read, in chunks mode from the ChunkCache. A shuffled read is two memory
+// misses (the record's place in its decoded chunk, then the record), so the reads prefetch
+// both for the elements a few places ahead; that takes their chunks from the cache ahead,
+// and a task holds up to `max_held` chunks (a window's records come from its chunks in turn;
+// the memory budget counts a held chunk the cache evicted: see MaxHeldChunks).
+class TaskReads {
+ public:
+  static constexpr size_t kPrefetchPlace = 12;  // elements ahead: the record's place
+  static constexpr size_t kPrefetchRecord = 6;  // and its bytes, once the place is in cache
+  static constexpr size_t kMaxHeld = 16;        // > kPrefetchPlace: a taken chunk stays held
+
+  TaskReads(const GlobalOrder& order, const SnapshotChunks* chunks, ChunkCache* cache,
+            const RecordSource& source, size_t max_held)
+      : order_(order), chunks_(chunks), cache_(cache), source_(source) {
+    if (cache_ != nullptr && order_.chunk_order() != nullptr) {
+      placer_.emplace(*order_.chunk_order());
+      held_.resize(std::clamp<size_t>(max_held, 1, kMaxHeld));
+      prefetch_ = held_.size() > kPrefetchPlace;
+    }
+  }
+
+  // Sets the shard and index of elems[0, n) from their positions.
+  void LocateAll(std::vector<Element>& elems, size_t n) {
+    chunk_of_.resize(n);
+    index_of_.resize(n);
+    held_at_.assign(n, UINT8_MAX);
+    next_ = 0;
+    if (placer_) {
+      positions_.resize(n);
+      places_.resize(n);
+      for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
+      placer_->AtMany(positions_.data(), n, places_.data());
+    }
+    for (size_t i = 0; i < n; ++i) {
+      RecordId& id = elems[i].id;
+      RecordLocation loc;
+      if (placer_) {
+        const ChunkOrder::Place p = places_[i];
+        chunk_of_[i] = p.chunk;
+        loc = chunks_->Locate(p.chunk, p.record);
+      } else {
+        loc = order_.Locate(order_.RecordAt(id.position));
+      }
+      id.shard = loc.shard;
+      id.index = loc.index;
+      index_of_[i] = loc.index;
+    }
+  }
+
+  // The record of the next element of LocateAll's run (each is read once, in order), from the
+  // cache in chunks mode, else on its own.
+  Result<ByteView> ReadNext(const RecordId& id, std::string* scratch) {
+    const size_t k = next_++;
+    if (!placer_) return source_.Read(id.shard, id.index, scratch);
+    if (prefetch_) {
+      if (k == 0) {  // the run's first elements
+        for (size_t a = 0; a < kPrefetchPlace; ++a) Prefetch(a, /*record=*/false);
+        for (size_t a = 0; a < kPrefetchRecord; ++a) Prefetch(a, /*record=*/true);
+      }
+      Prefetch(k + kPrefetchPlace, /*record=*/false);
+      Prefetch(k + kPrefetchRecord, /*record=*/true);
+    }
+    SLUICE_ASSIGN_OR_RETURN(const Held* h, HeldFor(k));
+    return source_.ReadInChunk(id.shard, id.index, *h->info, *h->data, scratch);
+  }
+
+ private:
+  struct Held {
+    uint64_t chunk = UINT64_MAX;
+    ChunkCache::Handle data;
+    const format::ShardChunk* info = nullptr;
+  };
+
+  // The decoded chunk's place among the ones held (the oldest taken gives its place to a new
+  // one).
+  Result<size_t> Take(uint64_t chunk) {
+    for (size_t i = 0; i < held_.size(); ++i) {
+      if (held_[i].chunk == chunk) return i;
+    }
+    const size_t i = oldest_;
+    Held& h = held_[i];
+    oldest_ = (oldest_ + 1) % held_.size();
+    h = Held();  // first: the Get below may fail
+    SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
+    h.chunk = chunk;
+    h.info = &chunks_->Info(chunk);
+    return i;
+  }
+
+  // Element k's chunk: where its first Prefetch found it, if it is still held there (it is
+  // read within kMaxHeld takes), else Take's search.
+  Result<const Held*> HeldFor(size_t k) {
+    const size_t remembered = held_at_[k];
+    if (remembered < held_.size() && held_[remembered].chunk == chunk_of_[k]) {
+      return &held_[remembered];
+    }
+    SLUICE_ASSIGN_OR_RETURN(size_t i, Take(chunk_of_[k]));
+    held_at_[k] = static_cast<uint8_t>(i);
+    return &held_[i];
+  }
+
+  // A hint for element k's read: its place in the decoded chunk, or (record) its framed
+  // bytes there. Takes the chunk ahead of the read (an error is left to the read).
+  void Prefetch(size_t k, bool record) {
+    if (k >= chunk_of_.size()) return;
+    Result<const Held*> h = HeldFor(k);
+    if (!h.ok()) return;
+    const format::DecodedChunk& d = *(*h)->data;
+    const uint64_t j = index_of_[k] - (*h)->info->first_record;
+    if (j >= d.records.size()) return;
+    if (!record) {
+      __builtin_prefetch(&d.records[j]);
+    } else if (d.records[j].offset < d.bytes.size()) {
+      __builtin_prefetch(d.bytes.data() + d.records[j].offset);
+    }
+  }
+
+  const GlobalOrder& order_;
+  const SnapshotChunks* chunks_;
+  ChunkCache* cache_;
+  const RecordSource& source_;
+  std::optional<ChunkOrder::Placer> placer_;  // chunks mode, reading from the cache
+  std::vector<uint64_t> positions_;           // chunks mode: the run's positions
+  std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
+  std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
+  std::vector<uint64_t> index_of_;            // the record's index in its shard
+  std::vector<uint8_t> held_at_;              // where in held_ its chunk was (UINT8_MAX: not yet)
+  size_t next_ = 0;                           // ReadNext's element
+  std::vector<Held> held_;                    // chunks mode: the chunks taken last
+  size_t oldest_ = 0;                         // held_'s next slot to give up
+  bool prefetch_ = false;
+};
+
+// Chunks a read task may hold (TaskReads): together, the tasks hold at most an eighth of the
+// cache's capacity, so that chunks the cache evicts under pressure (a window larger than
+// the memory budget) but tasks still hold add little to it. One: no read-ahead.
+inline size_t MaxHeldChunks(uint64_t capacity_bytes, uint64_t largest_chunk_bytes, size_t tasks) {
+  return static_cast<size_t>(capacity_bytes / 8 /
+                             std::max<uint64_t>(1, largest_chunk_bytes * std::max<size_t>(1, tasks)));
+}
+
+}  // namespace sluice::pipeline
