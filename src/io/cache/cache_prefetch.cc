@@ -44,7 +44,7 @@ bool Cache::WorthPrefetchLocked(const ChunkId& id, uint64_t bytes) {
 }
 
 void Cache::ExtendGroupLocked(std::vector<FlightPtr>* group, uint64_t* group_bytes) {
-  if (options_.prefetch_fetches == 0 || !future_->has_plan()) return;
+  if (stopping_ || options_.prefetch_fetches == 0 || !future_->has_plan()) return;
   for (;;) {
     const ChunkRef& last = group->back()->chunk;
     auto at = planned_at_.find({last.remote.get(), last.offset + last.length});
