@@ -178,19 +178,39 @@ void S3ReadFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback d
       [ranges = std::move(ranges), requests,
        done = std::move(done)](Result<std::vector<std::string>> got) {
         if (!got.ok()) return done(got.status());
-        std::vector<std::string> out;
-        out.reserve(ranges.size());
-        for (const ByteRange& r : ranges) {
-          // The request holding r: the last one starting at or before it.
+        constexpr size_t kNone = SIZE_MAX;
+        // The request holding each range: the last one starting at or before it.
+        std::vector<size_t> request_of(ranges.size(), kNone);
+        // Per request, the range that takes its body (moved, then cut to its length; the
+        // longest of those starting where the request starts): the others are copied out
+        // first. A merged request of one range is then handed on without a copy.
+        std::vector<size_t> taker(requests.size(), kNone);
+        for (size_t i = 0; i < ranges.size(); ++i) {
+          const ByteRange& r = ranges[i];
           auto it =
               std::upper_bound(requests.begin(), requests.end(), r.offset,
                                [](uint64_t off, const ByteRange& q) { return off < q.offset; });
-          if (r.length == 0 || it == requests.begin()) {
-            out.emplace_back();
-            continue;
-          }
+          if (r.length == 0 || it == requests.begin()) continue;
           const size_t index = static_cast<size_t>(it - requests.begin()) - 1;
-          out.push_back((*got)[index].substr(r.offset - requests[index].offset, r.length));
+          request_of[i] = index;
+          size_t& t = taker[index];
+          if (r.offset == requests[index].offset &&
+              (t == kNone || r.length > ranges[t].length)) {
+            t = i;
+          }
+        }
+        std::vector<std::string> out(ranges.size());
+        for (size_t i = 0; i < ranges.size(); ++i) {
+          const size_t index = request_of[i];
+          if (index == kNone || taker[index] == i) continue;
+          out[i] = (*got)[index].substr(ranges[i].offset - requests[index].offset,
+                                        ranges[i].length);
+        }
+        for (size_t index = 0; index < requests.size(); ++index) {
+          if (taker[index] == kNone) continue;
+          std::string body = std::move((*got)[index]);
+          body.resize(std::min<size_t>(body.size(), ranges[taker[index]].length));
+          out[taker[index]] = std::move(body);
         }
         done(std::move(out));
       },

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "io/s3_client.h"
+#include "sluice/base/random.h"
 #include "io/s3_xml.h"
 #include "sluice/io/s3_file_system.h"
 #include "unit/s3_test_server.h"
@@ -336,6 +337,55 @@ TEST_F(S3ServerTest, ListedObjectOpensWithoutAHeadAndReadsItsBytes) {
   ASSERT_TRUE(r.ok()) << r.status().ToString() << " (the listed ETag must match the GET's)";
   EXPECT_EQ(std::string(*r), std::string(3000, 'a'));
   EXPECT_EQ(engine.stats().requests, before + 1);
+}
+
+// Ranges read in one call come back each exactly, in the order asked, whatever the requests
+// they were merged into: adjacent, overlapping, repeated, out of order, empty, past the end,
+// and far apart (three requests). One range per request takes its body without a copy.
+TEST_F(S3ServerTest, RangesReadTogetherComeBackEachExactly) {
+  HttpEngine engine;
+  S3Options o = options_;
+  o.engine = &engine;
+  o.coalesce.max_gap = 1000;
+  o.coalesce.max_request = 1 << 20;
+  auto fs = std::move(NewS3FileSystem(o)).value();
+  std::string data(200000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(Mix64(i) & 0xff);
+  ASSERT_TRUE(fs->WriteAll(P("ranges/obj"), data).ok());
+  auto f = fs->OpenForRead(P("ranges/obj"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const std::vector<ByteRange> ranges = {
+      {100, 50},   {0, 100},      {100, 50},  {120, 10},      {500, 0},       {160, 300},
+      {150000, 5}, {150000, 40000}, {199990, 100}, {250000, 10}, {149000, 900}};
+  const uint64_t before = engine.stats().requests;
+  std::promise<Result<std::vector<std::string>>> done;
+  (*f)->ReadRangesAsync(ranges, [&](Result<std::vector<std::string>> got) {
+    done.set_value(std::move(got));
+  });
+  Result<std::vector<std::string>> got = done.get_future().get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const uint64_t at = std::min<uint64_t>(ranges[i].offset, data.size());
+    EXPECT_EQ((*got)[i], data.substr(at, ranges[i].length)) << "range " << i;
+  }
+  // [0, 460), [149000, 190000) and [199990, 200000) (9,990 bytes apart: past max_gap)
+  EXPECT_EQ(engine.stats().requests - before, 3u);
+}
+
+TEST_F(S3ServerTest, IsDirectoryIsOneListing) {
+  HttpEngine engine;
+  S3Options o = options_;
+  o.engine = &engine;
+  auto fs = std::move(NewS3FileSystem(o)).value();
+  ASSERT_TRUE(fs->WriteAll(P("isdir/sub/x"), "x").ok());
+  ASSERT_TRUE(fs->WriteAll(P("isdir/file"), "f").ok());
+  const uint64_t before = engine.stats().requests;
+  EXPECT_TRUE(fs->IsDirectory(P("isdir")));
+  EXPECT_TRUE(fs->IsDirectory(P("isdir/sub/")));
+  EXPECT_FALSE(fs->IsDirectory(P("isdir/file")));
+  EXPECT_FALSE(fs->IsDirectory(P("isdir/missing")));
+  EXPECT_EQ(engine.stats().requests - before, 4u);
 }
 
 TEST_F(S3ServerTest, ObjectReplacedSinceTheListingFailsItsReadsNeverMixed) {
