@@ -101,6 +101,7 @@ void Permutation::ApplyMany(uint64_t* xs, size_t n) const {
       for (size_t k = 0; k < kLanes; ++k) left[k] ^= Mix64(right[k] ^ round_keys_[r + 1]) & left_mask_;
     }
     for (size_t k = 0; k < kLanes; ++k) {
+      if (xs[i + k] >= n_) continue;  // as Apply: unchanged (its cycle may never enter)
       uint64_t y = (left[k] << right_bits_) | right[k];
       while (y >= n_) y = Encrypt(y);  // the rest of the cycle walk, one by one
       xs[i + k] = y;

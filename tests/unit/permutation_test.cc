@@ -55,6 +55,12 @@ TEST(Permutation, OutOfRangeInputNeverHangs) {
   Permutation perm(5, 1);
   EXPECT_EQ(perm.Apply(9), 9u);
   EXPECT_EQ(perm.Invert(9), 9u);
+  Permutation feistel(1000, 1);  // ApplyMany's four-at-a-time path, an invalid value among them
+  std::vector<uint64_t> xs = {3, 5000, 7, 999, 1000};
+  feistel.ApplyMany(xs.data(), xs.size());
+  EXPECT_EQ(xs[1], 5000u);
+  EXPECT_EQ(xs[4], 1000u);
+  EXPECT_EQ(xs[0], feistel.Apply(3));
   Permutation empty(0, 1);
   EXPECT_EQ(empty.Apply(0), 0u);
 #else
