@@ -329,17 +329,19 @@ Result<ResolvedDataset> ResolveDataset(io::FileSystem* fs, const std::string& pa
     if (out.shards.empty()) return NotFound(path + ": the pattern matches no shard files");
     return out;  // Glob() sorts
   }
+  // A directory's listing says it is one: on S3, Stat of a prefix is a HEAD and a listing,
+  // and the directory was listed again after it. An empty listing, or one that is not of
+  // entries inside `path` (WebHDFS lists a file as itself), leaves it to Stat.
+  std::optional<std::vector<io::FileInfo>> listed;
   if (fs->is_remote()) {
-    // A directory's listing says it is one: on S3, Stat of a prefix is a HEAD and a listing,
-    // and the directory was listed again after it. An empty listing, or one that is not of
-    // entries inside `path` (WebHDFS lists a file as itself), leaves it to Stat.
     const std::string inside = io::JoinPath(path, "");
     Result<std::vector<io::FileInfo>> entries = fs->List(path);
-    if (entries.ok() && !entries->empty() &&
+    if (entries.ok() &&
         std::all_of(entries->begin(), entries->end(), [&](const io::FileInfo& e) {
           return e.path.size() > inside.size() && e.path.compare(0, inside.size(), inside) == 0;
         })) {
-      return DatasetOfDirectory(fs, path, std::move(*entries));
+      if (!entries->empty()) return DatasetOfDirectory(fs, path, std::move(*entries));
+      listed.emplace();  // an empty directory, if Stat says it is one
     }
   }
   auto info = fs->Stat(path);
@@ -350,8 +352,7 @@ Result<ResolvedDataset> ResolveDataset(io::FileSystem* fs, const std::string& pa
     return info.status();
   }
   if (info->is_directory) {
-    std::optional<std::vector<io::FileInfo>> listed;
-    if (fs->is_remote()) {
+    if (fs->is_remote() && !listed.has_value()) {
       SLUICE_ASSIGN_OR_RETURN(listed, fs->List(path));
     }
     return DatasetOfDirectory(fs, path, std::move(listed));

@@ -60,6 +60,7 @@ void Cache::ExtendGroupLocked(std::vector<FlightPtr>* group, uint64_t* group_byt
     f->prefetch = true;
     flights_[id] = f;
     ++prefetching_;
+    ChargePrefetchLocked(next.length);  // the bandwidth cap counts them too
     *group_bytes += next.length;
     group->push_back(std::move(f));
   }
@@ -67,11 +68,9 @@ void Cache::ExtendGroupLocked(std::vector<FlightPtr>* group, uint64_t* group_byt
 
 void Cache::SchedulePrefetch() {
   if (options_.prefetch_fetches == 0) return;
-  // Chunks started here that continue one another in a remote file are fetched together
-  // (AcquireGroup), up to kFetchGroupBytes: an unshuffled read's chunks of a shard, a
-  // window's neighbours. Each keeps its own flight, key and lock.
+  // Each chunk started here takes the planned chunks that continue it in its remote file
+  // along (ExtendGroupLocked): an unshuffled read's chunks of a shard, a window's neighbours.
   std::vector<std::vector<FlightPtr>> groups;
-  std::vector<uint64_t> group_bytes;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || !future_->has_plan() || prefetching_ >= options_.prefetch_fetches) return;
@@ -83,33 +82,19 @@ void Cache::SchedulePrefetch() {
       if (p == planned_.end() || !WorthPrefetchLocked(id, p->second.length)) continue;
       if (options_.prefetch_bytes_per_second > 0) {
         if (now < next_prefetch_at_) break;  // the poller comes back
-        next_prefetch_at_ =
-            std::max(next_prefetch_at_, now) +
-            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                static_cast<double>(p->second.length) /
-                static_cast<double>(options_.prefetch_bytes_per_second)));
+        next_prefetch_at_ = now;  // not before: the check above
+        ChargePrefetchLocked(p->second.length);
       }
       auto f = std::make_shared<Flight>();
       f->chunk = p->second;
       f->prefetch = true;
       flights_[id] = f;
       ++prefetching_;
-      size_t g = 0;
-      for (; g < groups.size(); ++g) {
-        const ChunkRef& last = groups[g].back()->chunk;
-        if (last.remote == f->chunk.remote && last.offset + last.length == f->chunk.offset &&
-            group_bytes[g] + f->chunk.length <= kFetchGroupBytes) {
-          break;
-        }
-      }
-      if (g == groups.size()) {
-        groups.emplace_back();
-        group_bytes.push_back(0);
-      }
-      group_bytes[g] += f->chunk.length;
-      groups[g].push_back(std::move(f));
+      std::vector<FlightPtr> group{std::move(f)};
+      uint64_t bytes = p->second.length;
+      ExtendGroupLocked(&group, &bytes);
+      groups.push_back(std::move(group));
     }
-    for (size_t g = 0; g < groups.size(); ++g) ExtendGroupLocked(&groups[g], &group_bytes[g]);
   }
   for (std::vector<FlightPtr>& group : groups) {
     if (group.size() == 1) {
@@ -118,6 +103,12 @@ void Cache::SchedulePrefetch() {
       Submit([this, group = std::move(group)]() mutable { AcquireGroup(std::move(group)); });
     }
   }
+}
+
+void Cache::ChargePrefetchLocked(uint64_t bytes) {
+  if (options_.prefetch_bytes_per_second == 0) return;
+  next_prefetch_at_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+      static_cast<double>(bytes) / static_cast<double>(options_.prefetch_bytes_per_second)));
 }
 
 void Cache::PollLoop() {

@@ -205,6 +205,8 @@ class Cache {
   // in flight, but do not wait for a free prefetch slot (the request is going out anyway).
   void ExtendGroupLocked(std::vector<FlightPtr>* group, uint64_t* group_bytes);
   static constexpr uint64_t kFetchGroupBytes = uint64_t{8} << 20;
+  // Moves next_prefetch_at_ on by `bytes` at prefetch_bytes_per_second (no cap: nothing).
+  void ChargePrefetchLocked(uint64_t bytes);
   void SchedulePrefetch();
   void PollLoop();
   void PollWaiting(const FlightPtr& f);
