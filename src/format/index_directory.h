@@ -37,6 +37,14 @@ class IndexLookup {
   // error, which it returns (the entries before it were visited). first + count <=
   // num_records() (else OutOfRange). Default: Locate per entry.
   virtual Status LocateRange(uint64_t first, uint64_t count, const IndexEntryVisitor& visit) const;
+  // The same walk in bulk, for a loop of the caller's own (a chunk's decode locates each of
+  // its records: a call per entry costs more than the entry): out[k] is entry first + k.
+  // On an error *out holds the entries before it. Default: LocateRange into *out.
+  struct RangeEntry {
+    IndexRecord record;
+    uint64_t frame_file_offset = 0;  // where the record's frame starts in the shard
+  };
+  virtual Status LocateRangeInto(uint64_t first, uint64_t count, std::vector<RangeEntry>* out) const;
   // The shard's chunk table (shard_chunks.h), cut from the index when it was opened.
   virtual const std::vector<ShardChunk>& chunks() const = 0;
   // The CRC32C the index file stores (of the serialized index, for one built in memory):

@@ -193,6 +193,29 @@ TEST_F(IndexDirectoryTest, LocateRangeEqualsLocateForEveryRange) {
               });
           ASSERT_TRUE(s.ok()) << s.ToString();
           EXPECT_EQ(next, first + count);
+          // The bulk walk gives the same entries (a chunk's decode).
+          std::vector<IndexLookup::RangeEntry> bulk(3);  // what it held before goes
+          ASSERT_TRUE(lookup->LocateRangeInto(first, count, &bulk).ok());
+          ASSERT_EQ(bulk.size(), count);
+          for (uint64_t k = 0; k < count; ++k) {
+            IndexRecord want;
+            IndexFrame want_frame;
+            ASSERT_TRUE(lookup->Locate(first + k, &want, &want_frame).ok());
+            EXPECT_EQ(bulk[k].record.frame, want.frame);
+            EXPECT_EQ(bulk[k].record.offset_in_frame, want.offset_in_frame);
+            EXPECT_EQ(bulk[k].record.length, want.length);
+            EXPECT_EQ(bulk[k].frame_file_offset, want_frame.file_offset);
+          }
+        }
+        for (auto [first, count] : std::vector<std::pair<uint64_t, uint64_t>>{{n, 1}, {1, n}}) {
+          uint64_t visited = 0;  // the entries LocateRange gives before the error
+          (void)lookup->LocateRange(first, count,
+                                    [&](uint64_t, const IndexRecord&, const IndexFrame&) {
+                                      ++visited;
+                                    });
+          std::vector<IndexLookup::RangeEntry> bulk(3);
+          EXPECT_EQ(lookup->LocateRangeInto(first, count, &bulk).code(), StatusCode::kOutOfRange);
+          EXPECT_EQ(bulk.size(), visited);
         }
         EXPECT_EQ(lookup->LocateRange(n, 1, [](uint64_t, const IndexRecord&,
                                                const IndexFrame&) {}).code(),
@@ -589,6 +612,13 @@ TEST(IndexDirectoryChanged, RangeWalkOverAChangedIndexNamesTheChangedSpan) {
             std::string::npos)
       << s.message();
   EXPECT_EQ(delivered, 4 * K);  // blocks 1..4
+  std::vector<IndexLookup::RangeEntry> bulk;  // the bulk walk: the same entries, the same error
+  Status bulk_status = (*lazy)->LocateRangeInto(K, 6 * K, &bulk);
+  EXPECT_EQ(bulk_status, s);
+  ASSERT_EQ(bulk.size(), 4 * K);
+  auto eager = ShardIndex::Parse(idx, path + ".idx");
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ(bulk.back().frame_file_offset, eager->frames()[5 * K - 1].file_offset);
   shard.RewriteIndex(idx.substr(0, 32 + 3 * 3 * K));
   delivered = 0;
   s = (*lazy)->LocateRange(0, 8 * K, [&](uint64_t, const IndexRecord&, const IndexFrame&) {
