@@ -93,7 +93,8 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   }
   ~ReadIterator() override {
     runner_->Shutdown();
-    cache_.reset();  // after the readers: it waits for its own fetches and decodes
+    idle_reads_.clear();  // the chunks they hold, before the cache goes
+    cache_.reset();       // after the readers: it waits for its own fetches and decodes
   }
 
   Result<bool> Next(Element* out) override {
@@ -142,9 +143,19 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   uint64_t next_k_ = 0;  // next rank sample to pull; only Pull (serialized) touches it
   std::unique_ptr<ParallelRunner> runner_;
   size_t max_held_ = 1;  // chunks mode: decoded chunks a read task may hold (MaxHeldChunks)
+  // The TaskReads of tasks not running: a task takes one and gives it back, so the chunks it
+  // holds and the order's windows it placed outlive a task of 64 records (a shuffled window
+  // draws each task's records from dozens of chunks). At most one per task running at once,
+  // which MaxHeldChunks counts.
+  std::mutex reads_mu_;
+  std::vector<std::unique_ptr<TaskReads>> idle_reads_;
 };
 
 void ReadIterator::StartCache() {
+  {
+    std::lock_guard<std::mutex> lock(reads_mu_);
+    idle_reads_.clear();  // they hold the old cache's chunks
+  }
   cache_.reset();
   if (chunks_ == nullptr || !cfg_.source->reads_by_chunk()) return;
   // The node-local cache under the source, if any, evicts and prefetches along the node's
@@ -189,14 +200,27 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
 }
 
 void ReadIterator::Work(Chunk* c) {
-  TaskReads reads(*order_, chunks_.get(), cache_.get(), *cfg_.source, max_held_);
-  reads.LocateAll(c->elems, c->size);  // first: an error names the record
+  std::unique_ptr<TaskReads> reads;
+  {
+    std::lock_guard<std::mutex> lock(reads_mu_);
+    if (!idle_reads_.empty()) {
+      reads = std::move(idle_reads_.back());
+      idle_reads_.pop_back();
+    }
+  }
+  if (reads == nullptr) {
+    reads = std::make_unique<TaskReads>(*order_, chunks_.get(), cache_.get(), *cfg_.source,
+                                        max_held_);
+  }
+  reads->LocateAll(c->elems, c->size);  // first: an error names the record
   // TransformChunk calls the function once per element, in order (a dropped one included).
   TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
-    SLUICE_ASSIGN_OR_RETURN(ByteView record, reads.ReadNext(e.id, &c->scratch));
+    SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
     SetRecord(&e, record);
     return true;
   });
+  std::lock_guard<std::mutex> lock(reads_mu_);
+  idle_reads_.push_back(std::move(reads));
 }
 
 Status ReadIterator::Save(const Mark& delivered, StateWriter* w) const {

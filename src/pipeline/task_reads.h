@@ -24,7 +24,7 @@ class TaskReads {
  public:
   static constexpr size_t kPrefetchPlace = 12;  // elements ahead: the record's place
   static constexpr size_t kPrefetchRecord = 6;  // and its bytes, once the place is in cache
-  static constexpr size_t kMaxHeld = 16;        // > kPrefetchPlace: a taken chunk stays held
+  static constexpr size_t kMaxHeld = 64;        // > kPrefetchPlace (else no prefetch)
 
   TaskReads(const GlobalOrder& order, const SnapshotChunks* chunks, ChunkCache* cache,
             const RecordSource& source, size_t max_held)
@@ -88,15 +88,13 @@ class TaskReads {
     const format::ShardChunk* info = nullptr;
   };
 
-  // The decoded chunk's place among the ones held (the oldest taken gives its place to a new
-  // one).
+  // The decoded chunk's place among the ones held: chunk mod the places (direct-mapped: a
+  // window's chunks, drawn at random, are found in one look; a chunk whose place another
+  // took is taken again from the cache).
   Result<size_t> Take(uint64_t chunk) {
-    for (size_t i = 0; i < held_.size(); ++i) {
-      if (held_[i].chunk == chunk) return i;
-    }
-    const size_t i = oldest_;
+    const size_t i = static_cast<size_t>(chunk % held_.size());
     Held& h = held_[i];
-    oldest_ = (oldest_ + 1) % held_.size();
+    if (h.chunk == chunk) return i;
     h = Held();  // first: the Get below may fail
     SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
     h.chunk = chunk;
@@ -144,7 +142,6 @@ class TaskReads {
   std::vector<uint8_t> held_at_;              // where in held_ its chunk was (UINT8_MAX: not yet)
   size_t next_ = 0;                           // ReadNext's element
   std::vector<Held> held_;                    // chunks mode: the chunks taken last
-  size_t oldest_ = 0;                         // held_'s next slot to give up
   bool prefetch_ = false;
 };
 
