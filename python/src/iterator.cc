@@ -49,6 +49,7 @@ py::dict StageStatsToDict(const pipeline::StageStats& s) {
   d["chunk_fetched_bytes"] = s.chunk_fetched_bytes;
   d["chunk_loads_on_demand"] = s.chunk_loads_on_demand;
   d["chunk_evictions"] = s.chunk_evictions;
+  d["chunk_takes"] = s.chunk_takes;
   return d;
 }
 

@@ -306,6 +306,7 @@ void ChunkCache::DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex
 }
 
 Result<ChunkCache::Handle> ChunkCache::Get(uint64_t chunk) {
+  counters_->Add(counters_->chunk_takes, 1);
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
     if (stopping_) return Cancelled("read: iterator cancelled");

@@ -80,6 +80,7 @@ StageStats StageCounters::Snapshot() const {
   s.chunk_fetched_bytes = chunk_fetched_bytes.load();
   s.chunk_loads_on_demand = chunk_loads_on_demand.load();
   s.chunk_evictions = chunk_evictions.load();
+  s.chunk_takes = chunk_takes.load();
   return s;
 }
 

@@ -17,14 +17,16 @@ namespace sluice::pipeline {
 // the CPU), in chunks mode through a ChunkOrder::Placer (the run's positions fall in a few
 // windows); then read, in chunks mode from the ChunkCache. A shuffled read is two memory
 // misses (the record's place in its decoded chunk, then the record), so the reads prefetch
-// both for the elements a few places ahead; that takes their chunks from the cache ahead,
-// and a task holds up to `max_held` chunks (a window's records come from its chunks in turn;
-// the memory budget counts a held chunk the cache evicted: see MaxHeldChunks).
+// both for the elements a few places ahead; that takes their chunks from the cache ahead.
+// It holds up to `max_held` chunks, each in the place of its number modulo their count, and
+// the read stage keeps it from one task to the next (a window draws a task's records from
+// dozens of chunks: a chunk is taken from the cache about once per window, not once per
+// task); the memory budget counts a held chunk the cache evicted: see MaxHeldChunks.
 class TaskReads {
  public:
   static constexpr size_t kPrefetchPlace = 12;  // elements ahead: the record's place
   static constexpr size_t kPrefetchRecord = 6;  // and its bytes, once the place is in cache
-  static constexpr size_t kMaxHeld = 64;        // > kPrefetchPlace (else no prefetch)
+  static constexpr size_t kMaxHeld = 256;  // > kPrefetchPlace (else no prefetch)
 
   TaskReads(const GlobalOrder& order, const SnapshotChunks* chunks, ChunkCache* cache,
             const RecordSource& source, size_t max_held)
@@ -40,7 +42,6 @@ class TaskReads {
   void LocateAll(std::vector<Element>& elems, size_t n) {
     chunk_of_.resize(n);
     index_of_.resize(n);
-    held_at_.assign(n, UINT8_MAX);
     next_ = 0;
     if (placer_) {
       positions_.resize(n);
@@ -102,15 +103,9 @@ class TaskReads {
     return i;
   }
 
-  // Element k's chunk: where its first Prefetch found it, if it is still held there (it is
-  // read within kMaxHeld takes), else Take's search.
+  // Element k's chunk, held.
   Result<const Held*> HeldFor(size_t k) {
-    const size_t remembered = held_at_[k];
-    if (remembered < held_.size() && held_[remembered].chunk == chunk_of_[k]) {
-      return &held_[remembered];
-    }
     SLUICE_ASSIGN_OR_RETURN(size_t i, Take(chunk_of_[k]));
-    held_at_[k] = static_cast<uint8_t>(i);
     return &held_[i];
   }
 
@@ -139,9 +134,8 @@ class TaskReads {
   std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
-  std::vector<uint8_t> held_at_;              // where in held_ its chunk was (UINT8_MAX: not yet)
   size_t next_ = 0;                           // ReadNext's element
-  std::vector<Held> held_;                    // chunks mode: the chunks taken last
+  std::vector<Held> held_;                    // chunks mode: chunk c in place c % size
   bool prefetch_ = false;
 };
 

@@ -69,3 +69,6 @@ def test_chunk_stats_count_one_decode_per_chunk_and_window(tmp_path):
     read = it.stats()["stages"][0]
     assert read["chunk_decodes"] == ds.num_chunks
     assert read["chunk_evictions"] == 0
+    # Readers keep the chunks they hold between tasks: a few takes per chunk (one per
+    # reader), not one per task of 64 records.
+    assert ds.num_chunks <= read["chunk_takes"] <= 8 * ds.num_chunks < sum(COUNTS) / 4

@@ -143,6 +143,30 @@ TEST_P(PipelineChunks, ChunkDecodedMoreThanOncePerWindow) {
   EXPECT_EQ(it->stats().stages[0].chunk_evictions, 0u);
 }
 
+// Readers keep the chunks they hold from one read task to the next: over a window of all
+// ~50 chunks, tasks of 16 records take about each chunk once per reader, not most of their
+// chunks again per task (~14 takes per 16 records).
+TEST_P(PipelineChunks, ReadersTakeEachChunkOncePerWindowNotOncePerTask) {
+  auto source = Source();
+  auto chunks = SnapshotChunks::Of(*source);
+  ASSERT_TRUE(chunks.ok());
+  for (uint32_t threads : {1u, 2u}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    ShuffleOptions shuffle{.seed = 7};
+    shuffle.lanes = 1;
+    auto it = MakeIt(Pipeline(source, shuffle), Options(threads));
+    std::vector<int64_t> got = Drain(it.get());
+    std::vector<int64_t> all(static_cast<size_t>(total_));
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(Sorted(got), all);
+    const PipelineStats stats = it->stats();
+    EXPECT_EQ(stats.stages[0].chunk_decodes, (*chunks)->size());
+    // Readers: at most two per thread (the consumer helps); each takes a chunk once.
+    EXPECT_LE(stats.stages[0].chunk_takes, 2 * (threads + 1) * (*chunks)->size());
+    EXPECT_GE(stats.stages[0].chunk_takes, (*chunks)->size());
+  }
+}
+
 // Four ranks of one epoch, each its own pipeline: with W dividing the lanes they decode
 // disjoint chunks, except the few cut by lane boundaries.
 TEST_P(PipelineChunks, RanksDecodeTheSameChunks) {

@@ -30,11 +30,14 @@ struct StageStats {
   uint64_t quarantined = 0;  // of which written to the quarantine file
   // Read stage, chunks mode (docs/pipeline.md, "Decoded-chunk cache"): chunks decoded,
   // bytes fetched for them, loads a reader had to start itself (not read ahead), and
-  // chunks evicted before their window ended (a window larger than the cache).
+  // chunks evicted before their window ended (a window larger than the cache), and decoded
+  // chunks the readers took from the cache (a reader reads on from the chunks it holds:
+  // about one take per chunk per reader in a window, not one per record).
   uint64_t chunk_decodes = 0;
   uint64_t chunk_fetched_bytes = 0;
   uint64_t chunk_loads_on_demand = 0;
   uint64_t chunk_evictions = 0;
+  uint64_t chunk_takes = 0;
 };
 
 struct PipelineStats {
