@@ -100,6 +100,10 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   Result<bool> Next(Element* out) override {
     Result<bool> more = runner_->Next(out);
     if (cache_ && more.ok() && *more) cache_->Delivered(out->mark.cursor);
+    if (more.ok() && !*more) {  // the end: the chunks the readers held go now
+      std::lock_guard<std::mutex> lock(reads_mu_);
+      idle_reads_.clear();
+    }
     return more;
   }
   void Stop() override {
