@@ -109,14 +109,16 @@ ChunkOrder::Place ChunkOrder::PlaceAt(const Window& w, uint64_t shuffled) const 
   return Place{(*chunk_starts_)[chunk] + (t - slot_starts_[slot]), chunk};
 }
 
-ChunkOrder::Placer::Cached* ChunkOrder::Placer::WindowOf(uint64_t position, uint32_t keep) {
+ChunkOrder::Placer::Placer(const ChunkOrder& order)
+    : order_(&order), cached_(std::min(order.lanes_, kCachedLanes)) {}
+
+ChunkOrder::Placer::Cached* ChunkOrder::Placer::WindowOf(uint64_t position, uint64_t piece) {
   assert(position < order_->total_);
   const uint32_t lane = static_cast<uint32_t>(position % order_->lanes_);
   const uint64_t q = position / order_->lanes_;
-  const size_t entry = lane % cached_.size();
-  Cached& c = cached_[entry];
+  Cached& c = cached_[lane % cached_.size()];
   if (!c.valid || c.window.lane != lane || q < c.window.first || q >= c.window.end) {
-    if ((keep >> entry) & 1) return nullptr;
+    if (c.valid && c.piece == piece) return nullptr;
     c.window = order_->WindowAt(position);
     c.records = order_->RecordsIn(c.window);
     c.valid = true;
@@ -124,48 +126,64 @@ ChunkOrder::Placer::Cached* ChunkOrder::Placer::WindowOf(uint64_t position, uint
   return &c;
 }
 
+bool ChunkOrder::Placer::PastWindow(uint32_t lane, uint64_t index) const {
+  const Cached& c = cached_[lane % cached_.size()];
+  return c.valid && c.window.lane == lane && c.window.index > index;
+}
+
 ChunkOrder::Place ChunkOrder::Placer::At(uint64_t position) {
-  const Cached& c = *WindowOf(position, 0);
+  const Cached& c = *WindowOf(position, ++pieces_);  // a piece of its own: never refused
   return order_->PlaceIn(c.window, c.records, position / order_->lanes_);
 }
 
-void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out) {
+void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out,
+                                uint64_t* windows) {
   constexpr size_t kPiece = 64;
-  uint64_t offsets[kPiece];   // lane position - window start, then permuted
-  uint8_t entry_of[kPiece];   // the cached window of each
+  uint64_t offsets[kPiece];      // lane position - window start, then permuted
+  Cached* window_of[kPiece];     // the cached window of each
+  uint8_t group_of[kPiece];      // which of the piece's windows it is in
+  Cached* groups[kPiece];        // the piece's windows, in first use
+  uint8_t starts[kPiece + 1];    // the piece's positions by window: where each window's start
+  uint8_t by_group[kPiece];      // the piece's positions, by window
   uint64_t batch[kPiece];
-  uint8_t batch_of[kPiece];
   for (size_t begin = 0; begin < n;) {
     // A piece: positions whose windows are cached together (an entry is refilled only
     // between pieces, never under a position already taken).
-    uint32_t used = 0;
+    const uint64_t piece = ++pieces_;
+    size_t num_groups = 0;
     size_t end = begin;
     for (; end < n && end - begin < kPiece; ++end) {
-      Cached* c = WindowOf(positions[end], used);
+      Cached* c = WindowOf(positions[end], piece);
       if (c == nullptr) break;
-      const size_t entry = static_cast<size_t>(c - cached_.data());
-      used |= 1u << entry;
-      entry_of[end - begin] = static_cast<uint8_t>(entry);
-      offsets[end - begin] = positions[end] / order_->lanes_ - c->window.first;
+      if (c->piece != piece) {  // its first position in this piece
+        c->piece = piece;
+        c->group = static_cast<uint8_t>(num_groups);
+        groups[num_groups++] = c;
+      }
+      const size_t j = end - begin;
+      window_of[j] = c;
+      group_of[j] = c->group;
+      offsets[j] = positions[end] / order_->lanes_ - c->window.first;
+      if (windows != nullptr) windows[end] = c->window.index;
     }
     const size_t m = end - begin;
     if (!order_->in_order_) {
-      for (size_t e = 0; e < cached_.size(); ++e) {
-        if (((used >> e) & 1) == 0) continue;
-        size_t k = 0;
-        for (size_t j = 0; j < m; ++j) {
-          if (entry_of[j] == e) {
-            batch[k] = offsets[j];
-            batch_of[k++] = static_cast<uint8_t>(j);
-          }
-        }
-        cached_[e].records.ApplyMany(batch, k);
-        for (size_t j = 0; j < k; ++j) offsets[batch_of[j]] = batch[j];
+      // The positions grouped by window (a counting sort), then each window's record
+      // permutation on its positions at once.
+      std::fill(starts, starts + num_groups + 1, 0);
+      for (size_t j = 0; j < m; ++j) ++starts[group_of[j] + 1];
+      for (size_t g = 0; g < num_groups; ++g) starts[g + 1] += starts[g];
+      uint8_t next[kPiece];
+      std::copy(starts, starts + num_groups, next);
+      for (size_t j = 0; j < m; ++j) by_group[next[group_of[j]]++] = static_cast<uint8_t>(j);
+      for (size_t g = 0; g < num_groups; ++g) {
+        const size_t from = starts[g], to = starts[g + 1];
+        for (size_t k = from; k < to; ++k) batch[k - from] = offsets[by_group[k]];
+        groups[g]->records.ApplyMany(batch, to - from);
+        for (size_t k = from; k < to; ++k) offsets[by_group[k]] = batch[k - from];
       }
     }
-    for (size_t j = 0; j < m; ++j) {
-      out[begin + j] = order_->PlaceAt(cached_[entry_of[j]].window, offsets[j]);
-    }
+    for (size_t j = 0; j < m; ++j) out[begin + j] = order_->PlaceAt(window_of[j]->window, offsets[j]);
     begin = end;
   }
 }

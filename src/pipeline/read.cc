@@ -86,8 +86,12 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     ro.max_window = 4 * ro.max_parallelism;
     runner_ = std::make_unique<ParallelRunner>(ctx, counters_, static_cast<ChunkWork*>(this), ro);
     if (chunks_ != nullptr) {
-      max_held_ = MaxHeldChunks(ChunkCacheCapacity(ctx->options().memory_budget_bytes),
-                                chunks_->largest_decoded_bytes(), ro.max_parallelism);
+      const uint64_t capacity = ChunkCacheCapacity(ctx->options().memory_budget_bytes);
+      const uint64_t window_chunks =
+          std::min<uint64_t>(chunks_->size(), uint64_t{std::max<uint32_t>(1, order.lanes)} *
+                                                  std::max<uint64_t>(1, order.lane_window));
+      max_held_ = MaxHeldChunks(capacity, chunks_->largest_decoded_bytes(), ro.max_parallelism,
+                                window_chunks * chunks_->largest_decoded_bytes() <= capacity);
     }
     StartCache();
   }

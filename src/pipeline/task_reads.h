@@ -21,7 +21,8 @@ namespace sluice::pipeline {
 // It holds up to `max_held` chunks, each in the place of its number modulo their count, and
 // the read stage keeps it from one task to the next (a window draws a task's records from
 // dozens of chunks: a chunk is taken from the cache about once per window, not once per
-// task); the memory budget counts a held chunk the cache evicted: see MaxHeldChunks.
+// task). A held chunk whose window its placer has moved past is let go at the next run; the
+// memory budget counts a held chunk the cache let go: see MaxHeldChunks.
 class TaskReads {
  public:
   static constexpr size_t kPrefetchPlace = 12;  // elements ahead: the record's place
@@ -46,8 +47,11 @@ class TaskReads {
     if (placer_) {
       positions_.resize(n);
       places_.resize(n);
+      window_of_.resize(n);
       for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
-      placer_->AtMany(positions_.data(), n, places_.data());
+      placer_->AtMany(positions_.data(), n, places_.data(), window_of_.data());
+      lanes_ = order_.chunk_order()->lanes();
+      LetGoPastWindows();
     }
     for (size_t i = 0; i < n; ++i) {
       RecordId& id = elems[i].id;
@@ -87,25 +91,39 @@ class TaskReads {
     uint64_t chunk = UINT64_MAX;
     ChunkCache::Handle data;
     const format::ShardChunk* info = nullptr;
+    uint32_t lane = 0;    // the window it was last taken for
+    uint64_t window = 0;
   };
+
+  // Lets go of the held chunks of windows the placer has moved past (the cache lets them go
+  // when the consumer is past them; a reader holding them would keep them in memory).
+  void LetGoPastWindows() {
+    for (Held& h : held_) {
+      if (h.chunk != UINT64_MAX && placer_->PastWindow(h.lane, h.window)) h = Held();
+    }
+  }
 
   // The decoded chunk's place among the ones held: chunk mod the places (direct-mapped: a
   // window's chunks, drawn at random, are found in one look; a chunk whose place another
   // took is taken again from the cache).
-  Result<size_t> Take(uint64_t chunk) {
+  Result<size_t> Take(uint64_t chunk, uint32_t lane, uint64_t window) {
     const size_t i = static_cast<size_t>(chunk % held_.size());
     Held& h = held_[i];
-    if (h.chunk == chunk) return i;
-    h = Held();  // first: the Get below may fail
-    SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
-    h.chunk = chunk;
-    h.info = &chunks_->Info(chunk);
+    if (h.chunk != chunk) {
+      h = Held();  // first: the Get below may fail
+      SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
+      h.chunk = chunk;
+      h.info = &chunks_->Info(chunk);
+    }
+    h.lane = lane;
+    h.window = window;
     return i;
   }
 
   // Element k's chunk, held.
   Result<const Held*> HeldFor(size_t k) {
-    SLUICE_ASSIGN_OR_RETURN(size_t i, Take(chunk_of_[k]));
+    SLUICE_ASSIGN_OR_RETURN(size_t i, Take(chunk_of_[k], static_cast<uint32_t>(positions_[k] % lanes_),
+                                           window_of_[k]));
     return &held_[i];
   }
 
@@ -132,6 +150,8 @@ class TaskReads {
   std::optional<ChunkOrder::Placer> placer_;  // chunks mode, reading from the cache
   std::vector<uint64_t> positions_;           // chunks mode: the run's positions
   std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
+  std::vector<uint64_t> window_of_;           // and their windows' indexes in their lanes
+  uint64_t lanes_ = 1;
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
   size_t next_ = 0;                           // ReadNext's element
@@ -139,11 +159,15 @@ class TaskReads {
   bool prefetch_ = false;
 };
 
-// Chunks a read task may hold (TaskReads): together, the tasks hold at most an eighth of the
-// cache's capacity, so that chunks the cache evicts under pressure (a window larger than
-// the memory budget) but tasks still hold add little to it. One: no read-ahead.
-inline size_t MaxHeldChunks(uint64_t capacity_bytes, uint64_t largest_chunk_bytes, size_t tasks) {
-  return static_cast<size_t>(capacity_bytes / 8 /
+// Chunks a read task may hold (TaskReads). The memory they add is that of held chunks the
+// cache has let go: when the order's window fits the cache (`window_fits`: the default
+// window), only those of windows just ended (TaskReads lets them go at its next run), and the
+// tasks together hold at most half the cache's capacity; when it does not (an explicit
+// window above the budget) the cache evicts chunks of the window itself, and the tasks hold
+// at most an eighth of its capacity. One: no read-ahead.
+inline size_t MaxHeldChunks(uint64_t capacity_bytes, uint64_t largest_chunk_bytes, size_t tasks,
+                            bool window_fits) {
+  return static_cast<size_t>(capacity_bytes / (window_fits ? 2 : 8) /
                              std::max<uint64_t>(1, largest_chunk_bytes * std::max<size_t>(1, tasks)));
 }
 

@@ -39,7 +39,9 @@ struct Layout {
 std::vector<Layout> Layouts() {
   return {{{7}, 1, 1},           {{5, 5, 5, 5}, 1, 2},   {Varied(30, 1), 1, 4},
           {Varied(30, 2), 4, 1}, {Varied(50, 3), 8, 3},  {Varied(64, 4), 24, 2},
-          {{3, 1, 2}, 5, 1},     {Varied(10, 5), 3, 100}};
+          {{3, 1, 2}, 5, 1},     {Varied(10, 5), 3, 100},
+          // more lanes than a Placer caches (ChunkOrder::Placer::kCachedLanes)
+          {Varied(300, 6), 100, 2}, {Varied(140, 7), 65, 1}};
 }
 
 TEST(ChunkOrder, RecordMissedOrRepeatedInAnEpoch) {
@@ -97,11 +99,21 @@ TEST(ChunkOrder, PlacerAtManyAgreesWithAt) {
           for (size_t begin = 0; begin < positions.size(); begin += run) {
             const size_t m = std::min(run, positions.size() - begin);
             std::vector<ChunkOrder::Place> got(m);
-            placer.AtMany(positions.data() + begin, m, got.data());
+            std::vector<uint64_t> windows(m);
+            placer.AtMany(positions.data() + begin, m, got.data(), windows.data());
             for (size_t j = 0; j < m; ++j) {
               const ChunkOrder::Place want = order.At(positions[begin + j]);
               ASSERT_EQ(got[j].record, want.record) << "lanes " << l.lanes << " run " << run;
               ASSERT_EQ(got[j].chunk, want.chunk) << "lanes " << l.lanes << " run " << run;
+              ASSERT_EQ(windows[j], order.WindowAt(positions[begin + j]).index)
+                  << "lanes " << l.lanes << " run " << run;
+            }
+            // The run's last position: the placer is past its lane's earlier windows, not
+            // past its own.
+            const ChunkOrder::Window w = order.WindowAt(positions[begin + m - 1]);
+            EXPECT_FALSE(placer.PastWindow(w.lane, w.index));
+            if (w.index > 0) {
+              EXPECT_TRUE(placer.PastWindow(w.lane, w.index - 1));
             }
           }
         }

@@ -67,29 +67,38 @@ class ChunkOrder {
   uint64_t ChunkInSlot(uint64_t slot) const { return slot_chunk_[slot]; }
 
   // At() for a run of positions that fall in a few windows (a rank's next samples): keeps
-  // the last window of a few lanes with its record permutation, so a position in one of them
-  // costs the permutation and a search among the window's chunks only. One per thread.
+  // the last window of up to kCachedLanes lanes with its record permutation, so a position
+  // in one of them costs the permutation and a search among the window's chunks only (a
+  // run of a rank's positions cycles through the lanes). One per thread.
   class Placer {
    public:
-    explicit Placer(const ChunkOrder& order) : order_(&order) {}
+    static constexpr uint32_t kCachedLanes = 64;
+    explicit Placer(const ChunkOrder& order);
     Place At(uint64_t position);
     // At() of each of positions[0, n) into out[0, n): the records' permutations of a few
-    // dozen positions at a time run together (Permutation::ApplyMany).
-    void AtMany(const uint64_t* positions, size_t n, Place* out);
+    // dozen positions at a time run together (Permutation::ApplyMany). With `windows`, the
+    // index of each position's window in its lane into windows[0, n).
+    void AtMany(const uint64_t* positions, size_t n, Place* out, uint64_t* windows = nullptr);
+    // Whether the positions placed last in `lane` were past its window `index` (false when
+    // this placer has not placed a position of the lane since): a reader is done with that
+    // window's chunks.
+    bool PastWindow(uint32_t lane, uint64_t index) const;
 
    private:
-
     struct Cached {
       bool valid = false;
+      uint64_t piece = 0;  // AtMany's piece that used it last
+      uint8_t group = 0;   // its place among that piece's windows
       Window window;
       Permutation records;  // the window's record permutation
     };
-    // The cached window of `position`'s lane, filled if it holds another window; with
-    // `keep` (a bit per entry) set for the entry, nullptr instead of refilling it.
-    Cached* WindowOf(uint64_t position, uint32_t keep);
+    // The cached window of `position`'s lane, filled if it holds another window; nullptr
+    // instead of refilling an entry that piece `piece` uses already.
+    Cached* WindowOf(uint64_t position, uint64_t piece);
 
     const ChunkOrder* order_;
-    std::array<Cached, 4> cached_;  // by lane % 4
+    std::vector<Cached> cached_;  // by lane % size (min(lanes, kCachedLanes) entries)
+    uint64_t pieces_ = 0;         // pieces started (0: none)
   };
 
  private:
