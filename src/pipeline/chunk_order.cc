@@ -48,8 +48,17 @@ void ChunkOrder::Build(ChunkInSlotFn chunk_in_slot) {
 }
 
 uint64_t ChunkOrder::SlotOf(uint64_t t, uint64_t first, uint64_t last) const {
-  auto it = std::upper_bound(slot_starts_.begin() + first, slot_starts_.begin() + last, t);
-  return static_cast<uint64_t>(it - slot_starts_.begin()) - 1;
+  // Every caller's range starts at or before t. Branch-free halving (conditional moves): a
+  // shuffled read searches its window's slots per record, and which half holds a random
+  // record cannot be predicted.
+  assert(first < last && slot_starts_[first] <= t);
+  const uint64_t* base = slot_starts_.data() + first;
+  for (uint64_t n = last - first; n > 1;) {
+    const uint64_t half = n / 2;
+    base = base[half] <= t ? base + half : base;
+    n -= half;
+  }
+  return static_cast<uint64_t>(base - slot_starts_.data());
 }
 
 uint64_t ChunkOrder::LaneBegin(uint32_t lane) const {
