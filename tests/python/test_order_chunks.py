@@ -64,7 +64,7 @@ def test_state_of_another_dataset_with_equal_counts_is_refused(tmp_path):
 
 def test_chunk_stats_count_one_decode_per_chunk_and_window(tmp_path):
     ds = sluice.read(write(tmp_path, "zstd")).shuffle(seed=5, lanes=1)  # one window: all
-    it = ds.batch(32).iterator()
+    it = ds.batch(32).iterator(threads=2)  # readers: the 2 threads and the consumer
     assert len(ids(it)) == sum(COUNTS)
     read = it.stats()["stages"][0]
     assert read["chunk_decodes"] == ds.num_chunks
