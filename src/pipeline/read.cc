@@ -4,6 +4,7 @@
 // chunks mode the records come from a ChunkCache that fetches and decodes the rank's chunks
 // ahead along its ChunkPlan.
 #include <algorithm>
+#include <deque>
 #include <mutex>
 #include <optional>
 
@@ -90,7 +91,8 @@ class ReadIterator final : public StageIterator, private ChunkWork {
       const uint64_t window_chunks =
           std::min<uint64_t>(chunks_->size(), uint64_t{std::max<uint32_t>(1, order.lanes)} *
                                                   std::max<uint64_t>(1, order.lane_window));
-      max_held_ = MaxHeldChunks(capacity, chunks_->largest_decoded_bytes(), ro.max_parallelism,
+      // Readers: one per task running at once, the consumer's own included.
+      max_held_ = MaxHeldChunks(capacity, chunks_->largest_decoded_bytes(), ro.max_parallelism + 1,
                                 window_chunks * chunks_->largest_decoded_bytes() <= capacity);
     }
     StartCache();
@@ -104,7 +106,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   Result<bool> Next(Element* out) override {
     Result<bool> more = runner_->Next(out);
     if (cache_ && more.ok() && *more) cache_->Delivered(out->mark.cursor);
-    if (more.ok() && !*more) {  // the end: the chunks the readers held go now
+    if (!more.ok() || !*more) {  // the end (or an error): the chunks the readers held go now
       std::lock_guard<std::mutex> lock(reads_mu_);
       idle_reads_.clear();
     }
@@ -151,12 +153,13 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   uint64_t next_k_ = 0;  // next rank sample to pull; only Pull (serialized) touches it
   std::unique_ptr<ParallelRunner> runner_;
   size_t max_held_ = 1;  // chunks mode: decoded chunks a read task may hold (MaxHeldChunks)
-  // The TaskReads of tasks not running: a task takes one and gives it back, so the chunks it
-  // holds and the order's windows it placed outlive a task of 64 records (a shuffled window
-  // draws each task's records from dozens of chunks). At most one per task running at once,
-  // which MaxHeldChunks counts.
+  // The TaskReads of tasks not running: a task takes the one idle longest and gives it back,
+  // so the chunks it holds and the order's windows it placed outlive a task of 64 records (a
+  // shuffled window draws each task's records from dozens of chunks), and each is used in
+  // turn (each lets go of the chunks of windows it is past when used). At most one per task
+  // running at once, which MaxHeldChunks counts.
   std::mutex reads_mu_;
-  std::vector<std::unique_ptr<TaskReads>> idle_reads_;
+  std::deque<std::unique_ptr<TaskReads>> idle_reads_;
 };
 
 void ReadIterator::StartCache() {
@@ -212,8 +215,8 @@ void ReadIterator::Work(Chunk* c) {
   {
     std::lock_guard<std::mutex> lock(reads_mu_);
     if (!idle_reads_.empty()) {
-      reads = std::move(idle_reads_.back());
-      idle_reads_.pop_back();
+      reads = std::move(idle_reads_.front());
+      idle_reads_.pop_front();
     }
   }
   if (reads == nullptr) {

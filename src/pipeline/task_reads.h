@@ -159,12 +159,13 @@ class TaskReads {
   bool prefetch_ = false;
 };
 
-// Chunks a read task may hold (TaskReads). The memory they add is that of held chunks the
-// cache has let go: when the order's window fits the cache (`window_fits`: the default
-// window), only those of windows just ended (TaskReads lets them go at its next run), and the
-// tasks together hold at most half the cache's capacity; when it does not (an explicit
-// window above the budget) the cache evicts chunks of the window itself, and the tasks hold
-// at most an eighth of its capacity. One: no read-ahead.
+// Chunks a reader may hold (TaskReads; `tasks`: the readers). The memory they add is that of
+// held chunks the cache has let go: when the order's window fits the cache (`window_fits`:
+// the default window), mostly those of windows ended since the reader last ran (it lets them
+// go when it runs again; the read stage uses its readers in turn), and the readers together
+// hold at most half the cache's capacity; when it does not (an explicit window above the
+// budget) the cache evicts chunks of the window itself, and they hold at most an eighth of
+// its capacity. One: no read-ahead.
 inline size_t MaxHeldChunks(uint64_t capacity_bytes, uint64_t largest_chunk_bytes, size_t tasks,
                             bool window_fits) {
   return static_cast<size_t>(capacity_bytes / (window_fits ? 2 : 8) /
