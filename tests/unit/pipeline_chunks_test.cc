@@ -271,6 +271,33 @@ TEST_P(PipelineChunks, ChunkLocateAgreesWithTheShardSearch) {
   }
 }
 
+// The default window under a small budget (8 lanes of windows of a few chunks, ending all
+// through the epoch): the readers, kept between tasks, hold chunks of windows the cache has
+// let go only until they run again, so memory stays within the budget as before.
+TEST_P(PipelineChunks, DefaultWindowUnderASmallBudgetStaysInIt) {
+  auto source = Source();
+  auto chunks = SnapshotChunks::Of(*source);
+  ASSERT_TRUE(chunks.ok());
+  uint64_t largest = 0;
+  for (uint64_t c = 0; c < (*chunks)->size(); ++c) {
+    largest = std::max(largest, (*chunks)->Info(c).decoded_bytes);
+  }
+  const uint64_t budget = 16 * 1024;  // the cache admits 8 KiB of decoded chunks
+  for (uint32_t threads : {1u, 2u, 4u}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    ReadOptions ro;
+    ro.chunk_records = 4;
+    auto ds = Dataset::FromSource(source, ro).Shuffle({.seed = 2}).Map(ParseId, IdMap(1));
+    auto it = MakeIt(ds, Options(threads, budget));
+    std::vector<int64_t> got = Drain(it.get());
+    std::vector<int64_t> all(static_cast<size_t>(total_));
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(Sorted(got), all);
+    PipelineStats stats = it->stats();
+    EXPECT_LE(stats.memory_peak_bytes, budget + 4 * largest) << "largest chunk " << largest;
+  }
+}
+
 TEST_P(PipelineChunks, LargerWindowThanTheBudgetGrowsMemory) {
   auto source = Source();
   auto chunks = SnapshotChunks::Of(*source);
