@@ -2,8 +2,6 @@
 // decoded, then looked up and checked as they are read; under kRecover a chunk or record
 // the index misplaces re-indexes the shard (ShardReader::Read says how positions are then
 // served).
-#include <algorithm>
-
 #include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/shard_reader_impl.h"
@@ -69,20 +67,16 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
   const bool uncompressed = codec() == Codec::kNone;
   thread_local std::vector<IndexLookup::RangeEntry> entries;
   (void)index_->LocateRangeInto(chunk.first_record, chunk.records, &entries);
-  out->records.resize(chunk.records);
+  out->records.assign(chunk.records, {kRecordFailedCheck, 0});
   DecodedChunk::Located* located = out->records.data();
-  for (size_t k = 0; k < entries.size(); ++k) {
+  for (size_t k = 0; k < entries.size(); ++k) {  // entries.size() <= chunk.records
     const IndexRecord& r = entries[k].record;
     uint64_t begin = 0;
-    located[k] = r.length < kRecordFailedCheck &&
-                         OffsetInChunk(uncompressed, r, entries[k].frame_file_offset, chunk,
-                                       *out, &begin)
-                     ? DecodedChunk::Located{static_cast<uint32_t>(begin),
-                                             static_cast<uint32_t>(r.length)}
-                     : DecodedChunk::Located{kRecordFailedCheck, 0};
+    if (r.length < kRecordFailedCheck &&
+        OffsetInChunk(uncompressed, r, entries[k].frame_file_offset, chunk, *out, &begin)) {
+      located[k] = {static_cast<uint32_t>(begin), static_cast<uint32_t>(r.length)};
+    }
   }
-  std::fill(out->records.begin() + static_cast<ptrdiff_t>(std::min<size_t>(entries.size(), chunk.records)),
-            out->records.end(), DecodedChunk::Located{kRecordFailedCheck, 0});
   if (entries.capacity() > kKeptEntries) std::vector<IndexLookup::RangeEntry>().swap(entries);
   return Status::OK();
 }

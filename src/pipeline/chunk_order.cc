@@ -150,7 +150,6 @@ void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out,
   constexpr size_t kPiece = 64;
   uint64_t offsets[kPiece];      // lane position - window start, then permuted
   Cached* window_of[kPiece];     // the cached window of each
-  uint8_t group_of[kPiece];      // which of the piece's windows it is in
   Cached* groups[kPiece];        // the piece's windows, in first use
   uint8_t starts[kPiece + 1];    // the piece's positions by window: where each window's start
   uint8_t by_group[kPiece];      // the piece's positions, by window
@@ -171,7 +170,6 @@ void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out,
       }
       const size_t j = end - begin;
       window_of[j] = c;
-      group_of[j] = c->group;
       offsets[j] = positions[end] / order_->lanes_ - c->window.first;
       if (windows != nullptr) windows[end] = c->window.index;
     }
@@ -180,11 +178,11 @@ void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out,
       // The positions grouped by window (a counting sort), then each window's record
       // permutation on its positions at once.
       std::fill(starts, starts + num_groups + 1, 0);
-      for (size_t j = 0; j < m; ++j) ++starts[group_of[j] + 1];
+      for (size_t j = 0; j < m; ++j) ++starts[window_of[j]->group + 1];
       for (size_t g = 0; g < num_groups; ++g) starts[g + 1] += starts[g];
       uint8_t next[kPiece];
       std::copy(starts, starts + num_groups, next);
-      for (size_t j = 0; j < m; ++j) by_group[next[group_of[j]]++] = static_cast<uint8_t>(j);
+      for (size_t j = 0; j < m; ++j) by_group[next[window_of[j]->group]++] = static_cast<uint8_t>(j);
       for (size_t g = 0; g < num_groups; ++g) {
         const size_t from = starts[g], to = starts[g + 1];
         for (size_t k = from; k < to; ++k) batch[k - from] = offsets[by_group[k]];

@@ -106,10 +106,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   Result<bool> Next(Element* out) override {
     Result<bool> more = runner_->Next(out);
     if (cache_ && more.ok() && *more) cache_->Delivered(out->mark.cursor);
-    if (!more.ok() || !*more) {  // the end (or an error): the chunks the readers held go now
-      std::lock_guard<std::mutex> lock(reads_mu_);
-      idle_reads_.clear();
-    }
+    if (!more.ok() || !*more) DropIdleReads();  // the end (or an error): their chunks go
     return more;
   }
   void Stop() override {
@@ -134,6 +131,11 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   }
   // Chunks mode: a cache following this rank's plan from the slice's start.
   void StartCache();
+  // Lets go of the idle readers (and the chunks they hold).
+  void DropIdleReads() {
+    std::lock_guard<std::mutex> lock(reads_mu_);
+    idle_reads_.clear();
+  }
   // The record of e->id into e, read on its own (not through the chunk cache).
   Status ReadInto(Element* e, std::string* scratch) const;
   void SetRecord(Element* e, ByteView record) const;
@@ -163,10 +165,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
 };
 
 void ReadIterator::StartCache() {
-  {
-    std::lock_guard<std::mutex> lock(reads_mu_);
-    idle_reads_.clear();  // they hold the old cache's chunks
-  }
+  DropIdleReads();  // they hold the old cache's chunks
   cache_.reset();
   if (chunks_ == nullptr || !cfg_.source->reads_by_chunk()) return;
   // The node-local cache under the source, if any, evicts and prefetches along the node's

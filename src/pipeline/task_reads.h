@@ -34,6 +34,7 @@ class TaskReads {
       : order_(order), chunks_(chunks), cache_(cache), source_(source) {
     if (cache_ != nullptr && order_.chunk_order() != nullptr) {
       placer_.emplace(*order_.chunk_order());
+      lanes_ = order_.chunk_order()->lanes();
       held_.resize(std::clamp<size_t>(max_held, 1, kMaxHeld));
       prefetch_ = held_.size() > kPrefetchPlace;
     }
@@ -50,7 +51,6 @@ class TaskReads {
       window_of_.resize(n);
       for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
       placer_->AtMany(positions_.data(), n, places_.data(), window_of_.data());
-      lanes_ = order_.chunk_order()->lanes();
       LetGoPastWindows();
     }
     for (size_t i = 0; i < n; ++i) {
@@ -151,7 +151,7 @@ class TaskReads {
   std::vector<uint64_t> positions_;           // chunks mode: the run's positions
   std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
   std::vector<uint64_t> window_of_;           // and their windows' indexes in their lanes
-  uint64_t lanes_ = 1;
+  uint64_t lanes_ = 1;                        // the order's (chunks mode)
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
   size_t next_ = 0;                           // ReadNext's element
