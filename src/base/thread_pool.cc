@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -104,10 +106,21 @@ size_t ThreadPool::CgroupQuotaCpus(const std::string& proc_self_cgroup,
 }
 
 size_t ThreadPool::DefaultThreads() {
-  size_t n = UsableCpus();
-  if (size_t quota = CgroupQuotaCpus(ReadSmallFile("/proc/self/cgroup"), "/sys/fs/cgroup")) {
-    n = std::min(n, quota);
+  // The quota is read at most once a second: reading it opens a dozen files under /proc and
+  // /sys (~0.1 ms), and every pipeline iterator asks (a restore's first batch waits for it).
+  static std::atomic<int64_t> read_at{-1};  // steady ms; -1: never
+  static std::atomic<size_t> quota{0};
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  const int64_t last = read_at.load(std::memory_order_acquire);
+  if (last < 0 || now - last >= 1000) {
+    quota.store(CgroupQuotaCpus(ReadSmallFile("/proc/self/cgroup"), "/sys/fs/cgroup"),
+                std::memory_order_relaxed);
+    read_at.store(now, std::memory_order_release);
   }
+  size_t n = UsableCpus();
+  if (const size_t q = quota.load(std::memory_order_relaxed)) n = std::min(n, q);
   return std::max<size_t>(1, n);
 }
 

@@ -31,7 +31,8 @@ class ThreadPool {
   // The default thread count of pools, tokenizers and converters: UsableCpus(), capped by
   // the CPU quota of the process's cgroup (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
   // `cpu.cfs_period_us`, as `docker --cpus=2` sets them; rounded up), >= 1. A container
-  // limited to 2 CPUs on a 64-core host gets 2 threads, not 64.
+  // limited to 2 CPUs on a 64-core host gets 2 threads, not 64. The quota is read again
+  // at most once a second.
   static size_t DefaultThreads();
   // The CPUs a quota allows, rounded up; 0 when there is no quota (quota <= 0, period <= 0).
   static size_t QuotaCpus(long long quota, long long period);
