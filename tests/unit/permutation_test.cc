@@ -61,6 +61,14 @@ TEST(Permutation, OutOfRangeInputNeverHangs) {
   EXPECT_EQ(xs[1], 5000u);
   EXPECT_EQ(xs[4], 1000u);
   EXPECT_EQ(xs[0], feistel.Apply(3));
+  // Groups of eight (AVX-512 where the CPU has it): invalid values in both groups of 16.
+  std::vector<uint64_t> many(16), want(16);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = i % 5 == 1 ? 1000 + i * 7 : i * 61;
+  for (size_t i = 0; i < many.size(); ++i) want[i] = feistel.Apply(many[i]);
+  feistel.ApplyMany(many.data(), many.size());
+  EXPECT_EQ(many, want);
+  EXPECT_EQ(many[1], 1007u);
+  EXPECT_EQ(many[11], 1077u);
   Permutation empty(0, 1);
   EXPECT_EQ(empty.Apply(0), 0u);
 #else
@@ -190,13 +198,13 @@ TEST(Mix64, KnownValuesAndOrderSensitiveCombine) {
 // Pinned like Mix64: a permutation's values define every saved order (a state restores onto
 // the same positions only while they hold), in both Feistel regimes (12 rounds up to 2^16, 8
 // above) and with cycle walking (200,001 is just above a power-of-two boundary's half).
-// ApplyMany is Apply, four values at a time: in table, small-Feistel and large-Feistel
-// domains, for any count (the tail past a multiple of four included).
+// ApplyMany is Apply, eight (AVX-512) or four values at a time: in table, small-Feistel and
+// large-Feistel domains, for any count (groups of 16 and 8, then the tail, four at a time).
 TEST(Permutation, ApplyManyEqualsApply) {
   for (uint64_t n : {uint64_t{1}, uint64_t{5}, uint64_t{16}, uint64_t{17}, uint64_t{1000},
                      uint64_t{65537}, uint64_t{1} << 20, (uint64_t{1} << 40) + 3}) {
     const Permutation p(n, 0xfeed + n);
-    for (size_t count : {0, 1, 3, 4, 5, 9, 64}) {
+    for (size_t count : {0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 24, 31, 64, 100}) {
       std::vector<uint64_t> xs;
       for (size_t i = 0; i < count; ++i) xs.push_back(Mix64(i * 31 + n) % n);
       std::vector<uint64_t> want;

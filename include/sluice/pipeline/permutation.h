@@ -45,9 +45,10 @@ class Permutation {
   uint64_t size() const { return n_; }
   // The image of x (requires x < size(); an out-of-range x is returned unchanged).
   uint64_t Apply(uint64_t x) const;
-  // Apply() of each of xs[0, n) in place (same preconditions), four at a time through the
-  // network: a round's hash is a chain of dependent multiplies, and four independent chains
-  // keep the multiplier busy where one leaves it waiting.
+  // Apply() of each of xs[0, n) in place (same preconditions), several at a time through the
+  // network: a round's hash is a chain of dependent multiplies, and independent chains keep
+  // the multiplier busy where one leaves it waiting. Eight at a time in AVX-512 registers
+  // where the CPU has AVX-512DQ (chosen at run time; ~4x faster), else four.
   void ApplyMany(uint64_t* xs, size_t n) const;
   // The preimage of y (same precondition): Invert(Apply(x)) == x.
   uint64_t Invert(uint64_t y) const;
@@ -55,6 +56,7 @@ class Permutation {
  private:
   void BuildTable(uint64_t key);
   uint64_t Encrypt(uint64_t x) const;  // one pass of the network over [0, 2^bits)
+  size_t ApplyMany8(uint64_t* xs, size_t n) const;  // AVX-512: the values of whole groups of 8
   uint64_t Decrypt(uint64_t x) const;
 
   uint64_t n_ = 0;
