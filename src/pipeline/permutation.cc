@@ -89,8 +89,10 @@ uint64_t Permutation::Apply(uint64_t x) const {
 #if defined(__x86_64__)
 // GCC 12's AVX-512 intrinsics start from an "undefined" register it then reports as maybe
 // uninitialized.
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 namespace {
 
 bool HasAvx512() {
@@ -165,7 +167,9 @@ __attribute__((target("avx512f,avx512dq"))) size_t Permutation::ApplyMany8(uint6
   for (; i + 8 <= n; i += 8) ApplyGroups<1>(xs + i, keys, rounds_, shift, lmask, rmask, size);
   return i;
 }
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 
 void Permutation::ApplyMany(uint64_t* xs, size_t n) const {
