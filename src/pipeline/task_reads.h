@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,10 +19,10 @@ namespace sluice::pipeline {
 // windows); then read, in chunks mode from the ChunkCache. A shuffled read is two memory
 // misses (the record's place in its decoded chunk, then the record), so the reads prefetch
 // both for the elements a few places ahead; that takes their chunks from the cache ahead.
-// It holds up to `max_held` chunks, each in the place of its number modulo their count, and
-// the read stage keeps it from one task to the next (a window draws a task's records from
-// dozens of chunks: a chunk is taken from the cache about once per window, not once per
-// task). A held chunk whose window its placer has moved past is let go at the next run; the
+// It holds up to `max_held` chunks (rounded down to a power of two), each in the place of its
+// number modulo their count, and the read stage keeps it from one task to the next (a window
+// draws a task's records from dozens of chunks: a chunk is taken from the cache about once
+// per window, not once per task). A held chunk whose window its placer has moved past is let go at the next run; the
 // memory budget counts a held chunk the cache let go: see MaxHeldChunks.
 class TaskReads {
  public:
@@ -35,7 +36,9 @@ class TaskReads {
     if (cache_ != nullptr && order_.chunk_order() != nullptr) {
       placer_.emplace(*order_.chunk_order());
       lanes_ = order_.chunk_order()->lanes();
-      held_.resize(std::clamp<size_t>(max_held, 1, kMaxHeld));
+      // A power of two: a chunk's place is a mask of its number, not a division.
+      held_.resize(std::bit_floor(std::clamp<size_t>(max_held, 1, kMaxHeld)));
+      held_mask_ = held_.size() - 1;
       prefetch_ = held_.size() > kPrefetchPlace;
     }
   }
@@ -49,8 +52,10 @@ class TaskReads {
       positions_.resize(n);
       places_.resize(n);
       window_of_.resize(n);
+      lane_of_.resize(n);
       for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
       placer_->AtMany(positions_.data(), n, places_.data(), window_of_.data());
+      for (size_t i = 0; i < n; ++i) lane_of_[i] = static_cast<uint32_t>(positions_[i] % lanes_);
       LetGoPastWindows();
     }
     for (size_t i = 0; i < n; ++i) {
@@ -82,7 +87,9 @@ class TaskReads {
       Prefetch(k + kPrefetchPlace, /*record=*/false);
       Prefetch(k + kPrefetchRecord, /*record=*/true);
     }
-    SLUICE_ASSIGN_OR_RETURN(const Held* h, HeldFor(k));
+    Status error;
+    const Held* h = HeldFor(k, &error);
+    if (h == nullptr) return error;
     return source_.ReadInChunk(id.shard, id.index, *h->info, *h->data, scratch);
   }
 
@@ -103,38 +110,37 @@ class TaskReads {
     }
   }
 
-  // The decoded chunk's place among the ones held: chunk mod the places (direct-mapped: a
-  // window's chunks, drawn at random, are found in one look; a chunk whose place another
-  // took is taken again from the cache).
-  Result<size_t> Take(uint64_t chunk, uint32_t lane, uint64_t window) {
-    const size_t i = static_cast<size_t>(chunk % held_.size());
-    Held& h = held_[i];
+  // Element k's chunk, held, in the place of its number masked by the places' count
+  // (direct-mapped: a window's chunks, drawn at random, are found in one look; a chunk whose
+  // place another took is taken again from the cache); null when the cache fails (*error).
+  Held* HeldFor(size_t k, Status* error) {
+    const uint64_t chunk = chunk_of_[k];
+    Held& h = held_[chunk & held_mask_];
     if (h.chunk != chunk) {
       h = Held();  // first: the Get below may fail
-      SLUICE_ASSIGN_OR_RETURN(h.data, cache_->Get(chunk));
+      Result<ChunkCache::Handle> data = cache_->Get(chunk);
+      if (!data.ok()) {
+        *error = data.status();
+        return nullptr;
+      }
+      h.data = *std::move(data);
       h.chunk = chunk;
       h.info = &chunks_->Info(chunk);
     }
-    h.lane = lane;
-    h.window = window;
-    return i;
-  }
-
-  // Element k's chunk, held.
-  Result<const Held*> HeldFor(size_t k) {
-    SLUICE_ASSIGN_OR_RETURN(size_t i, Take(chunk_of_[k], static_cast<uint32_t>(positions_[k] % lanes_),
-                                           window_of_[k]));
-    return &held_[i];
+    h.lane = lane_of_[k];
+    h.window = window_of_[k];
+    return &h;
   }
 
   // A hint for element k's read: its place in the decoded chunk, or (record) its framed
   // bytes there. Takes the chunk ahead of the read (an error is left to the read).
   void Prefetch(size_t k, bool record) {
     if (k >= chunk_of_.size()) return;
-    Result<const Held*> h = HeldFor(k);
-    if (!h.ok()) return;
-    const format::DecodedChunk& d = *(*h)->data;
-    const uint64_t j = index_of_[k] - (*h)->info->first_record;
+    Status ignored;
+    const Held* h = HeldFor(k, &ignored);
+    if (h == nullptr) return;
+    const format::DecodedChunk& d = *h->data;
+    const uint64_t j = index_of_[k] - h->info->first_record;
     if (j >= d.records.size()) return;
     if (!record) {
       __builtin_prefetch(&d.records[j]);
@@ -151,11 +157,13 @@ class TaskReads {
   std::vector<uint64_t> positions_;           // chunks mode: the run's positions
   std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
   std::vector<uint64_t> window_of_;           // and their windows' indexes in their lanes
+  std::vector<uint32_t> lane_of_;             // and their lanes
   uint64_t lanes_ = 1;                        // the order's (chunks mode)
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
   size_t next_ = 0;                           // ReadNext's element
-  std::vector<Held> held_;                    // chunks mode: chunk c in place c % size
+  std::vector<Held> held_;                    // chunks mode: chunk c in place c & held_mask_
+  uint64_t held_mask_ = 0;                    // held_.size() - 1 (a power of two)
   bool prefetch_ = false;
 };
 
