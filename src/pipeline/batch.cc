@@ -47,10 +47,14 @@ class BatchIterator final : public StageIterator {
     stack_.schema = &node->input()->schema();
     stack_.ctx = ctx;
     stack_.stage = node->name();
+    const Schema& in = node->input()->schema();
+    by_runs_ = !node->plan() && slots_ == nullptr && input_->spans() && in.size() == 1 &&
+               in[0].dtype == DType::kString && in[0].shape.rank() == 0;
   }
 
   Result<bool> Next(Element* out) override {
     if (done_) return false;
+    if (by_runs_) return NextByRuns(out);
     timing_.Begin();
     timing_.InputSpanBegin();
     size_t n = 0;
@@ -81,12 +85,42 @@ class BatchIterator final : public StageIterator {
   }
 
  private:
+  // Next over the read stage: its records are copied out of the runs it holds (NextSpan), not
+  // handed over one element at a time and gathered first (the same batches, ~a third less CPU
+  // per record for small records).
+  Result<bool> NextByRuns(Element* out) {
+    timing_.Begin();
+    timing_.InputSpanBegin();
+    runs_.Clear();
+    while (runs_.size() < batch_->batch_size()) {
+      if (stopped()) return StoppedError();
+      Element* first = nullptr;
+      size_t count = 0;
+      Result<bool> more = input_->NextSpan(batch_->batch_size() - runs_.size(), &first, &count);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      SLUICE_RETURN_IF_ERROR(runs_.Add(stack_, first, count));
+    }
+    timing_.InputSpanEnd();
+    const size_t n = runs_.size();
+    if (n < batch_->batch_size()) done_ = true;
+    if (n == 0 || (done_ && batch_->drop_remainder())) {
+      timing_.End(0, 0);
+      return false;
+    }
+    runs_.Finish(stack_, out);
+    timing_.End(1, timing_.sampled() ? out->bytes() : 0);
+    return true;
+  }
+
   const BatchNode* batch_;
   StackContext stack_;
   SyncTiming timing_;
   std::vector<Element> pending_;  // reused across batches; grows to the largest batch
   bool done_ = false;
   std::shared_ptr<SlotPlanner> slots_;  // map into slot, or null
+  bool by_runs_ = false;                // plain batch of the read stage's records: NextByRuns
+  StringRunStacker runs_;
 };
 
 Result<std::unique_ptr<StageIterator>> BatchNode::MakeIterator(PipelineContext* ctx,

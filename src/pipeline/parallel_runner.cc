@@ -239,12 +239,25 @@ void ParallelRunner::Recycle(Chunk* c) {
 }
 
 Result<bool> ParallelRunner::Next(Element* out) {
+  SLUICE_ASSIGN_OR_RETURN(bool more, Advance());
+  if (more) std::swap(*out, cur_->elems[cur_->next++]);
+  return more;
+}
+
+Result<bool> ParallelRunner::NextSpan(size_t max, Element** first, size_t* count) {
+  SLUICE_ASSIGN_OR_RETURN(bool more, Advance());
+  if (more) {
+    *first = &cur_->elems[cur_->next];
+    *count = std::min(std::max<size_t>(max, 1), cur_->size - cur_->next);
+    cur_->next += *count;
+  }
+  return more;
+}
+
+Result<bool> ParallelRunner::Advance() {
   for (;;) {
     if (cur_ != nullptr) {
-      if (cur_->next < cur_->size) {
-        std::swap(*out, cur_->elems[cur_->next++]);
-        return true;
-      }
+      if (cur_->next < cur_->size) return true;
       if (!cur_->status.ok()) return cur_->status;
       if (cur_->end) return false;
       if (options_.consumer_first) {  // back for the next chunk: how long was it away?

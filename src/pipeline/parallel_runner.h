@@ -110,6 +110,10 @@ class ParallelRunner final : public Tunable {
   // The next element in order (or completion order). Sticky: after false or an error,
   // returns the same.
   Result<bool> Next(Element* out);
+  // The next run of up to `max` (>= 1) elements, in place in the chunk that holds them:
+  // [*first, *first + *count), valid until the next call of Next or NextSpan (which may
+  // recycle the chunk). Same order and stickiness as Next.
+  Result<bool> NextSpan(size_t max, Element** first, size_t* count);
   // Makes tasks exit and wakes waits. Thread-safe.
   void Stop();
   bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }
@@ -184,6 +188,8 @@ class ParallelRunner final : public Tunable {
   std::atomic<bool> stopping_flag_{false};  // mirror of stopping_ for lock-free checks
 
   // Consumer side (only the consumer's thread touches these).
+  // Makes cur_ a chunk with an element left (true), or returns the end or the error.
+  Result<bool> Advance();
   Chunk* cur_ = nullptr;
   bool finished_ = false;
   uint64_t taken_ns_ = 0;        // when TakeChunk last returned a chunk (consumer_first)

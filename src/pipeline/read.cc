@@ -109,6 +109,13 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     if (!more.ok() || !*more) DropIdleReads();  // the end (or an error): their chunks go
     return more;
   }
+  bool spans() const override { return true; }
+  Result<bool> NextSpan(size_t max, Element** first, size_t* count) override {
+    Result<bool> more = runner_->NextSpan(max, first, count);
+    if (cache_ && more.ok() && *more) cache_->Delivered((*first)[*count - 1].mark.cursor);
+    if (!more.ok() || !*more) DropIdleReads();
+    return more;
+  }
   void Stop() override {
     StageIterator::Stop();
     runner_->Stop();

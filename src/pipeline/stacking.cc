@@ -339,6 +339,38 @@ Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, siz
   return Status::OK();
 }
 
+Status StringRunStacker::Add(const StackContext& sc, const Element* elems, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const Element& e = elems[i];
+    if (e.tensors.size() != 1 || !e.tensors[0].is_string() || e.tensors[0].shape().rank() != 0) {
+      return Internal(sc.stage + ": expected one scalar string per element, got " +
+                      std::to_string(e.tensors.size()) + " tensor(s) at " +
+                      sc.ctx->DescribeRecord(e.id));
+    }
+    const Tensor& t = e.tensors[0];
+    values_.append(t.values(), t.nbytes());
+    ends_.push_back(values_.size());
+  }
+  if (count > 0) {
+    last_id_ = elems[count - 1].id;
+    last_mark_ = elems[count - 1].mark;
+  }
+  return Status::OK();
+}
+
+void StringRunStacker::Finish(const StackContext& sc, Element* out) {
+  const size_t n = ends_.size();
+  out->tensors.resize(1);
+  Tensor& t = out->tensors[0];
+  t.ResizeStrings(Shape({static_cast<int64_t>(n)}), values_.size(), sc.pool);
+  uint64_t* off = t.mutable_offsets();
+  off[0] = 0;
+  std::memcpy(off + 1, ends_.data(), n * sizeof(uint64_t));
+  if (!values_.empty()) std::memcpy(t.mutable_values(), values_.data(), values_.size());
+  out->id = last_id_;
+  out->mark = last_mark_;
+}
+
 Status StackPadded(const StackContext& sc, const PaddingPlan& plan,
                    const std::vector<Element>& elems, size_t n, Element* out) {
   SLUICE_RETURN_IF_ERROR(CheckArity(sc, elems, n));

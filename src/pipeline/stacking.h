@@ -2,6 +2,7 @@
 // longest element (padded_batch, bucket_by_length) with an optional mask per padded feature.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "context.h"
@@ -42,6 +43,29 @@ struct StackContext {
 };
 Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, size_t n,
                   Element* out);
+
+// A batch of scalar byte strings (the read stage's records) stacked from runs of elements as
+// they arrive (StageIterator::NextSpan), not gathered one by one first: the batch stage's
+// path straight over the read stage. Same output as StackBatch over the same elements.
+class StringRunStacker {
+ public:
+  void Clear() {
+    values_.clear();
+    ends_.clear();
+  }
+  size_t size() const { return ends_.size(); }
+  // Appends elems[0, count): each must be one scalar string tensor.
+  Status Add(const StackContext& sc, const Element* elems, size_t count);
+  // The batch of what was added (at least one element) into *out; id and mark are the last
+  // element's.
+  void Finish(const StackContext& sc, Element* out);
+
+ private:
+  std::string values_;         // the strings, end to end
+  std::vector<uint64_t> ends_;  // where each ends in values_
+  RecordId last_id_;
+  Mark last_mark_;
+};
 Status StackPadded(const StackContext& sc, const PaddingPlan& plan,
                    const std::vector<Element>& elems, size_t n, Element* out);
 

@@ -18,6 +18,13 @@ Status StageIterator::Restore(const StateReader& r) {
   return input_ ? input_->Restore(r) : Status::OK();
 }
 
+Result<bool> StageIterator::NextSpan(size_t max, Element** first, size_t* count) {
+  (void)max;
+  (void)first;
+  (void)count;
+  return Unimplemented(node_->name() + " does not hand out runs of elements");
+}
+
 Status StageIterator::Refetch(const RecordId& id, Element* out) {
   (void)id;
   (void)out;

@@ -52,6 +52,13 @@ class StageIterator {
   // Produces the next element into *out, reusing its storage. false at the end of the
   // stream. Errors are sticky for stages that run ahead.
   virtual Result<bool> Next(Element* out) = 0;
+  // Runs of elements in place, for a consumer that copies them out (batch): up to `max`
+  // (>= 1) elements [*first, *first + *count), owned by this stage and valid until its next
+  // call of Next or NextSpan; false at the end of the stream; same elements, order and errors
+  // as Next. Offered where `spans()` is true (stages that keep their elements in runs: the
+  // read stage); the default is Unimplemented.
+  virtual bool spans() const { return false; }
+  virtual Result<bool> NextSpan(size_t max, Element** first, size_t* count);
   // Writes this stage's state as of `delivered` (the mark of the last element the consumer
   // received; !valid: nothing delivered since the start) and asks its input to do the same.
   virtual Status Save(const Mark& delivered, StateWriter* w) const;

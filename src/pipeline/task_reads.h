@@ -113,23 +113,26 @@ class TaskReads {
   // Element k's chunk, held, in the place of its number masked by the places' count
   // (direct-mapped: a window's chunks, drawn at random, are found in one look; a chunk whose
   // place another took is taken again from the cache); null when the cache fails (*error).
-  Held* HeldFor(size_t k, Status* error) {
+  [[gnu::always_inline]] Held* HeldFor(size_t k, Status* error) {
     const uint64_t chunk = chunk_of_[k];
-    Held& h = held_[chunk & held_mask_];
-    if (h.chunk != chunk) {
-      h = Held();  // first: the Get below may fail
-      Result<ChunkCache::Handle> data = cache_->Get(chunk);
-      if (!data.ok()) {
-        *error = data.status();
-        return nullptr;
-      }
-      h.data = *std::move(data);
-      h.chunk = chunk;
-      h.info = &chunks_->Info(chunk);
+    Held* h = &held_[chunk & held_mask_];
+    if (h->chunk != chunk && !Take(chunk, h, error)) return nullptr;
+    h->lane = lane_of_[k];
+    h->window = window_of_[k];
+    return h;
+  }
+  // Takes `chunk` from the cache into *h (the miss path of HeldFor, out of line).
+  [[gnu::noinline]] bool Take(uint64_t chunk, Held* h, Status* error) {
+    *h = Held();  // first: the Get below may fail
+    Result<ChunkCache::Handle> data = cache_->Get(chunk);
+    if (!data.ok()) {
+      *error = data.status();
+      return false;
     }
-    h.lane = lane_of_[k];
-    h.window = window_of_[k];
-    return &h;
+    h->data = *std::move(data);
+    h->chunk = chunk;
+    h->info = &chunks_->Info(chunk);
+    return true;
   }
 
   // A hint for element k's read: its place in the decoded chunk, or (record) its framed
