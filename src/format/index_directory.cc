@@ -180,7 +180,8 @@ class IndexDirectory final : public IndexLookup {
   Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override;
   Status Frame(uint64_t j, IndexFrame* frame) const override { return FrameAt(j, frame); }
   Status LocateRange(uint64_t first, uint64_t count, const IndexEntryVisitor& visit) const override;
-  Status LocateRangeInto(uint64_t first, uint64_t count, std::vector<RangeEntry>* out) const override;
+  Status LocateRangeInto(uint64_t first, uint64_t count,
+                         std::vector<RangeEntry>* out) const override;
   const std::vector<ShardChunk>& chunks() const override { return chunks_; }
   uint32_t checksum() const override { return checksum_; }
   uint64_t memory_bytes() const override {
@@ -560,16 +561,20 @@ Status IndexDirectory::WalkRecords(uint64_t first, uint64_t count, Fn fn) const 
   if (records_are_frames_) {
     return WalkEntries<IndexFrame, FrameCursor>(
         frames_, first, first + count,
+        // clang-format off
         [](ByteView* in, FrameCursor* c, IndexFrame* f) __attribute__((always_inline)) {
           return DecodeFrameEntry(in, c, f);
         },
+        // clang-format on
         [&](uint64_t i, const IndexFrame& frame, Status* error) {
           if (frame.uncompressed_bytes < kRecordOverheadBytes) {
             IndexRecord record;
             *error = RecordOfItsFrame(i, frame, &record);  // its DataLoss
             return false;
           }
-          fn(i, IndexRecord{static_cast<uint32_t>(i), 0, frame.uncompressed_bytes - kRecordOverheadBytes},
+          fn(i,
+             IndexRecord{static_cast<uint32_t>(i), 0,
+                         frame.uncompressed_bytes - kRecordOverheadBytes},
              frame);
           return true;
         });
@@ -581,9 +586,11 @@ Status IndexDirectory::WalkRecords(uint64_t first, uint64_t count, Fn fn) const 
       records_, first, first + count,
       // Inlined into the walk's loop (GCC kept it a call: its cursor and view then lived in
       // memory, ~a third of the walk).
+      // clang-format off
       [num_frames](ByteView* in, RecordCursor* c, IndexRecord* r) __attribute__((always_inline)) {
         return DecodeRecordEntry(in, num_frames, c, r);
       },
+      // clang-format on
       [&](uint64_t i, const IndexRecord& record, Status* error) {
         if (record.frame != frame_index) {  // records of a frame are consecutive
           *error = FrameAt(record.frame, &frame);
@@ -597,8 +604,8 @@ Status IndexDirectory::WalkRecords(uint64_t first, uint64_t count, Fn fn) const 
 
 Status IndexDirectory::LocateRange(uint64_t first, uint64_t count,
                                    const IndexEntryVisitor& visit) const {
-  return WalkRecords(first, count,
-                     [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) { visit(i, r, f); });
+  return WalkRecords(
+      first, count, [&](uint64_t i, const IndexRecord& r, const IndexFrame& f) { visit(i, r, f); });
 }
 
 Status IndexDirectory::LocateRangeInto(uint64_t first, uint64_t count,
@@ -690,7 +697,8 @@ std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index, uint64_t c
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
     io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,
     uint64_t table_budget_bytes, uint64_t chunk_bytes, const IndexEntryVisitor& visit) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, OpenIndexFile(fs, index_path));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file,
+                          OpenIndexFile(fs, index_path));
   char head_bytes[kIndexHeaderBytes];
   SLUICE_ASSIGN_OR_RETURN(ByteView head, file->Read(0, sizeof head_bytes, head_bytes));
   SLUICE_RETURN_IF_ERROR(CheckIndexFraming(head, file->size(), index_path));

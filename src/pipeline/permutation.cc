@@ -113,9 +113,10 @@ __attribute__((target("avx512f,avx512dq"))) inline __m512i Mix64x8(__m512i z) {
 // independent chains of multiplies: one alone waits on the multiplier's latency), then the
 // cycle walk on the lanes still outside [0, n), the others kept (masked), until none is.
 template <int G>
-__attribute__((target("avx512f,avx512dq"))) inline void ApplyGroups(
-    uint64_t* xs, const __m512i* keys, int rounds, __m128i shift, __m512i lmask, __m512i rmask,
-    __m512i size) {
+__attribute__((target("avx512f,avx512dq"))) inline void ApplyGroups(uint64_t* xs,
+                                                                    const __m512i* keys, int rounds,
+                                                                    __m128i shift, __m512i lmask,
+                                                                    __m512i rmask, __m512i size) {
   __m512i y[G];
   __mmask8 walking[G];
   __mmask8 any = 0;
@@ -155,13 +156,15 @@ __attribute__((target("avx512f,avx512dq"))) inline void ApplyGroups(
 
 // ApplyMany on whole groups of eight values (AVX-512), two groups at a time where it can.
 __attribute__((target("avx512f,avx512dq"))) size_t Permutation::ApplyMany8(uint64_t* xs,
-                                                                          size_t n) const {
+                                                                           size_t n) const {
   const __m512i size = _mm512_set1_epi64(static_cast<long long>(n_));
   const __m512i lmask = _mm512_set1_epi64(static_cast<long long>(left_mask_));
   const __m512i rmask = _mm512_set1_epi64(static_cast<long long>(right_mask_));
   const __m128i shift = _mm_cvtsi32_si128(right_bits_);
   __m512i keys[kSmallRounds];
-  for (int r = 0; r < rounds_; ++r) keys[r] = _mm512_set1_epi64(static_cast<long long>(round_keys_[r]));
+  for (int r = 0; r < rounds_; ++r) {
+    keys[r] = _mm512_set1_epi64(static_cast<long long>(round_keys_[r]));
+  }
   size_t i = 0;
   for (; i + 16 <= n; i += 16) ApplyGroups<2>(xs + i, keys, rounds_, shift, lmask, rmask, size);
   for (; i + 8 <= n; i += 8) ApplyGroups<1>(xs + i, keys, rounds_, shift, lmask, rmask, size);
@@ -191,7 +194,9 @@ void Permutation::ApplyMany(uint64_t* xs, size_t n) const {
     }
     for (int r = 0; r < rounds_; r += 2) {  // Encrypt's rounds, for four values at once
       for (size_t k = 0; k < kLanes; ++k) right[k] ^= Mix64(left[k] ^ round_keys_[r]) & right_mask_;
-      for (size_t k = 0; k < kLanes; ++k) left[k] ^= Mix64(right[k] ^ round_keys_[r + 1]) & left_mask_;
+      for (size_t k = 0; k < kLanes; ++k) {
+        left[k] ^= Mix64(right[k] ^ round_keys_[r + 1]) & left_mask_;
+      }
     }
     for (size_t k = 0; k < kLanes; ++k) {
       if (xs[i + k] >= n_) continue;  // as Apply: unchanged (its cycle may never enter)

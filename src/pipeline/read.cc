@@ -61,7 +61,6 @@ Result<OrderOptions> ReadNode::ResolvedOrder(uint64_t memory_budget) const {
   return order;
 }
 
-
 class ReadIterator final : public StageIterator, private ChunkWork {
  public:
   ReadIterator(PipelineContext* ctx, const ReadNode* node, uint64_t epoch, OrderOptions order,
@@ -187,8 +186,7 @@ void ReadIterator::StartCache() {
 }
 
 Status ReadIterator::ReadInto(Element* e, std::string* scratch) const {
-  SLUICE_ASSIGN_OR_RETURN(ByteView record,
-                          cfg_.source->Read(e->id.shard, e->id.index, scratch));
+  SLUICE_ASSIGN_OR_RETURN(ByteView record, cfg_.source->Read(e->id.shard, e->id.index, scratch));
   SetRecord(e, record);
   return Status::OK();
 }
@@ -226,8 +224,8 @@ void ReadIterator::Work(Chunk* c) {
     }
   }
   if (reads == nullptr) {
-    reads = std::make_unique<TaskReads>(*order_, chunks_.get(), cache_.get(), *cfg_.source,
-                                        max_held_);
+    reads =
+        std::make_unique<TaskReads>(*order_, chunks_.get(), cache_.get(), *cfg_.source, max_held_);
   }
   reads->LocateAll(c->elems, c->size);  // first: an error names the record
   // TransformChunk calls the function once per element, in order (a dropped one included).

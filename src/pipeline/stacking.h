@@ -61,7 +61,7 @@ class StringRunStacker {
   void Finish(const StackContext& sc, Element* out);
 
  private:
-  std::string values_;         // the strings, end to end
+  std::string values_;          // the strings, end to end
   std::vector<uint64_t> ends_;  // where each ends in values_
   RecordId last_id_;
   Mark last_mark_;

@@ -22,13 +22,14 @@ namespace sluice::pipeline {
 // It holds up to `max_held` chunks (rounded down to a power of two), each in the place of its
 // number modulo their count, and the read stage keeps it from one task to the next (a window
 // draws a task's records from dozens of chunks: a chunk is taken from the cache about once
-// per window, not once per task). A held chunk whose window its placer has moved past is let go at the next run; the
-// memory budget counts a held chunk the cache let go: see MaxHeldChunks.
+// per window, not once per task). A held chunk whose window its placer has moved past is let
+// go at the next run; the memory budget counts a held chunk the cache let go: see
+// MaxHeldChunks.
 class TaskReads {
  public:
   static constexpr size_t kPrefetchPlace = 12;  // elements ahead: the record's place
   static constexpr size_t kPrefetchRecord = 6;  // and its bytes, once the place is in cache
-  static constexpr size_t kMaxHeld = 256;  // > kPrefetchPlace (else no prefetch)
+  static constexpr size_t kMaxHeld = 256;       // > kPrefetchPlace (else no prefetch)
 
   TaskReads(const GlobalOrder& order, const SnapshotChunks* chunks, ChunkCache* cache,
             const RecordSource& source, size_t max_held)
@@ -98,7 +99,7 @@ class TaskReads {
     uint64_t chunk = UINT64_MAX;
     ChunkCache::Handle data;
     const format::ShardChunk* info = nullptr;
-    uint32_t lane = 0;    // the window it was last taken for
+    uint32_t lane = 0;  // the window it was last taken for
     uint64_t window = 0;
   };
 
@@ -179,8 +180,9 @@ class TaskReads {
 // its capacity. One: no read-ahead.
 inline size_t MaxHeldChunks(uint64_t capacity_bytes, uint64_t largest_chunk_bytes, size_t tasks,
                             bool window_fits) {
-  return static_cast<size_t>(capacity_bytes / (window_fits ? 2 : 8) /
-                             std::max<uint64_t>(1, largest_chunk_bytes * std::max<size_t>(1, tasks)));
+  return static_cast<size_t>(
+      capacity_bytes / (window_fits ? 2 : 8) /
+      std::max<uint64_t>(1, largest_chunk_bytes * std::max<size_t>(1, tasks)));
 }
 
 }  // namespace sluice::pipeline

@@ -49,8 +49,10 @@ std::vector<Batch> Batches(Iterator* it, Status* error = nullptr, size_t max = S
   for (size_t n = 0; n < max; ++n) {
     Result<bool> more = it->Next(&e);
     if (!more.ok()) {
-      if (error != nullptr) *error = more.status();
-      else ADD_FAILURE() << more.status().ToString();
+      if (error != nullptr)
+        *error = more.status();
+      else
+        ADD_FAILURE() << more.status().ToString();
       break;
     }
     if (!*more) break;
@@ -153,8 +155,9 @@ TEST_P(BatchRuns, SameBatchesAsElementByElement) {
           ASSERT_TRUE(runs && one);
           const std::vector<Batch> got = Batches(runs.get());
           const std::vector<Batch> want = Batches(one.get());
-          ASSERT_TRUE(got == want) << FirstDifference(got, want) << " batch " << batch << " drop " << drop << " threads " << threads
-                               << " mode " << (mode ? ShuffleModeName(*mode) : "none");
+          ASSERT_TRUE(got == want)
+              << FirstDifference(got, want) << " batch " << batch << " drop " << drop << " threads "
+              << threads << " mode " << (mode ? ShuffleModeName(*mode) : "none");
           size_t records = 0;
           for (const Batch& b : got) records += b.records.size();
           EXPECT_EQ(records, drop ? total_ / batch * batch : static_cast<size_t>(total_));
@@ -167,8 +170,8 @@ TEST_P(BatchRuns, SameBatchesAsElementByElement) {
 // A state saved after any batch (the first, inside the epoch, the last) restores into the
 // rest of the uninterrupted stream, with other thread counts.
 TEST_P(BatchRuns, SaveAndRestoreBetweenBatchesContinueTheStream) {
-  const std::vector<Batch> all = Batches(MakeIt(Pipeline(7, false, ShuffleMode::kChunks, false),
-                                                Options(2)).get());
+  const std::vector<Batch> all =
+      Batches(MakeIt(Pipeline(7, false, ShuffleMode::kChunks, false), Options(2)).get());
   ASSERT_EQ(all.size(), (static_cast<size_t>(total_) + 6) / 7);
   for (size_t cut : {size_t{0}, size_t{1}, size_t{2}, all.size() / 2, all.size() - 1, all.size()}) {
     auto first = MakeIt(Pipeline(7, false, ShuffleMode::kChunks, false), Options(2));
@@ -197,7 +200,8 @@ TEST_P(BatchRuns, DamagedShardGivesTheSameBatchesSkipsAndError) {
   for (bool skip : {true, false}) {
     std::optional<ErrorPolicy> policy;
     if (skip) policy = ErrorPolicy::kSkip;
-    auto runs = MakeIt(Pipeline(16, false, ShuffleMode::kChunks, false, policy), Options(2, policy));
+    auto runs =
+        MakeIt(Pipeline(16, false, ShuffleMode::kChunks, false, policy), Options(2, policy));
     auto one = MakeIt(Pipeline(16, false, ShuffleMode::kChunks, true, policy), Options(2, policy));
     Status runs_error, one_error;
     const std::vector<Batch> got = Batches(runs.get(), &runs_error);
