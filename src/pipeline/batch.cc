@@ -90,18 +90,18 @@ class BatchIterator final : public StageIterator {
   // per record for small records).
   Result<bool> NextByRuns(Element* out) {
     timing_.Begin();
-    timing_.InputSpanBegin();
     runs_.Clear();
     while (runs_.size() < batch_->batch_size()) {
       if (stopped()) return StoppedError();
       Element* first = nullptr;
       size_t count = 0;
+      timing_.InputSpanBegin();  // the wait for the run, not the copy below (busy)
       Result<bool> more = input_->NextSpan(batch_->batch_size() - runs_.size(), &first, &count);
+      timing_.InputSpanEnd();
       if (!more.ok()) return more.status();
       if (!*more) break;
       SLUICE_RETURN_IF_ERROR(runs_.Add(stack_, first, count));
     }
-    timing_.InputSpanEnd();
     const size_t n = runs_.size();
     if (n < batch_->batch_size()) done_ = true;
     if (n == 0 || (done_ && batch_->drop_remainder())) {
