@@ -102,18 +102,12 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     cache_.reset();       // after the readers: it waits for its own fetches and decodes
   }
 
-  Result<bool> Next(Element* out) override {
-    Result<bool> more = runner_->Next(out);
-    if (cache_ && more.ok() && *more) cache_->Delivered(out->mark.cursor);
-    if (!more.ok() || !*more) DropIdleReads();  // the end (or an error): their chunks go
-    return more;
-  }
+  Result<bool> Next(Element* out) override { return HandedOn(runner_->Next(out), out); }
   bool spans() const override { return true; }
   Result<bool> NextSpan(size_t max, Element** first, size_t* count) override {
     Result<bool> more = runner_->NextSpan(max, first, count);
-    if (cache_ && more.ok() && *more) cache_->Delivered((*first)[*count - 1].mark.cursor);
-    if (!more.ok() || !*more) DropIdleReads();
-    return more;
+    const Element* last = more.ok() && *more ? *first + *count - 1 : nullptr;
+    return HandedOn(std::move(more), last);
   }
   void Stop() override {
     StageIterator::Stop();
@@ -137,6 +131,13 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   }
   // Chunks mode: a cache following this rank's plan from the slice's start.
   void StartCache();
+  // After the runner handed on elements up to `last`: the cache learns how far the consumer
+  // is; at the end (or an error) the idle readers' chunks go.
+  Result<bool> HandedOn(Result<bool> more, const Element* last) {
+    if (cache_ && more.ok() && *more) cache_->Delivered(last->mark.cursor);
+    if (!more.ok() || !*more) DropIdleReads();
+    return more;
+  }
   // Lets go of the idle readers (and the chunks they hold).
   void DropIdleReads() {
     std::lock_guard<std::mutex> lock(reads_mu_);

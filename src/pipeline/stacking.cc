@@ -1,6 +1,7 @@
 #include "stacking.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 
@@ -339,15 +340,10 @@ Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, siz
   return Status::OK();
 }
 
-Status StringRunStacker::Add(const StackContext& sc, const Element* elems, size_t count) {
+void StringRunStacker::Add(const Element* elems, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    const Element& e = elems[i];
-    if (e.tensors.size() != 1 || !e.tensors[0].is_string() || e.tensors[0].shape().rank() != 0) {
-      return Internal(sc.stage + ": expected one scalar string per element, got " +
-                      std::to_string(e.tensors.size()) + " tensor(s) at " +
-                      sc.ctx->DescribeRecord(e.id));
-    }
-    const Tensor& t = e.tensors[0];
+    const Tensor& t = elems[i].tensors[0];  // the read stage's schema: one scalar string
+    assert(elems[i].tensors.size() == 1 && t.is_string() && t.shape().rank() == 0);
     values_.append(t.values(), t.nbytes());
     ends_.push_back(values_.size());
   }
@@ -355,7 +351,6 @@ Status StringRunStacker::Add(const StackContext& sc, const Element* elems, size_
     last_id_ = elems[count - 1].id;
     last_mark_ = elems[count - 1].mark;
   }
-  return Status::OK();
 }
 
 void StringRunStacker::Finish(const StackContext& sc, Element* out) {

@@ -135,12 +135,7 @@ class BatchRuns : public ::testing::TestWithParam<format::Codec> {
   int total_ = 0;
 };
 
-INSTANTIATE_TEST_SUITE_P(Codecs, BatchRuns,
-                         ::testing::Values(format::Codec::kZstd, format::Codec::kGzip,
-                                           format::Codec::kNone),
-                         [](const auto& info) {
-                           return std::string(format::CodecName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Codecs, BatchRuns, testing::AllCodecs(), testing::CodecTestName);
 
 // Batch sizes below, at and across the read stage's runs of 16, and above the dataset.
 TEST_P(BatchRuns, SameBatchesAsElementByElement) {

@@ -88,12 +88,7 @@ class PipelineChunks : public ::testing::TestWithParam<format::Codec> {
   int64_t total_ = 0;
 };
 
-INSTANTIATE_TEST_SUITE_P(Codecs, PipelineChunks,
-                         ::testing::Values(format::Codec::kZstd, format::Codec::kGzip,
-                                           format::Codec::kNone),
-                         [](const auto& info) {
-                           return std::string(format::CodecName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Codecs, PipelineChunks, testing::AllCodecs(), testing::CodecTestName);
 
 std::vector<int64_t> Sorted(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());

@@ -94,12 +94,7 @@ class PipelineInOrder : public ::testing::TestWithParam<format::Codec> {
   int64_t total_ = 0;
 };
 
-INSTANTIATE_TEST_SUITE_P(Codecs, PipelineInOrder,
-                         ::testing::Values(format::Codec::kZstd, format::Codec::kGzip,
-                                           format::Codec::kNone),
-                         [](const auto& info) {
-                           return std::string(format::CodecName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Codecs, PipelineInOrder, testing::AllCodecs(), testing::CodecTestName);
 
 TEST_P(PipelineInOrder, UnshuffledRecordsComeInStoredOrderEachChunkDecodedOnce) {
   auto source = Source();

@@ -29,6 +29,15 @@ inline std::shared_ptr<RecordSource> IdSource(const std::vector<uint64_t>& shard
   return NewMemorySource(std::move(data), /*chunk_bytes=*/24);
 }
 
+// The codecs a parameterized pipeline test runs over, named by codec in test names:
+// INSTANTIATE_TEST_SUITE_P(Codecs, Suite, AllCodecs(), CodecTestName).
+inline auto AllCodecs() {
+  return ::testing::Values(format::Codec::kZstd, format::Codec::kGzip, format::Codec::kNone);
+}
+inline std::string CodecTestName(const ::testing::TestParamInfo<format::Codec>& info) {
+  return std::string(format::CodecName(info.param));
+}
+
 inline Schema IdSchema() { return Schema({FeatureInfo{"id", DType::kInt64, Shape()}}); }
 
 // record (decimal string) -> {id: int64 scalar}
