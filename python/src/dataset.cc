@@ -222,7 +222,7 @@ void RegisterDataset(py::module_& m) {
   using py::arg;
   py::class_<Dataset>(m, "_Dataset")
       .def_static("read", &Read, arg("paths"), arg("verify_crc") = true, arg("parallelism") = 0,
-                  arg("chunk_records") = 64, arg("on_error") = py::none(),
+                  arg("chunk_records") = 0, arg("on_error") = py::none(),
                   arg("map_uncompressed") = false, arg("cache") = py::none(),
                   arg("cache_dir") = py::none(), arg("cache_bytes") = py::none(),
                   arg("chunk_bytes") = uint64_t{1} << 20)

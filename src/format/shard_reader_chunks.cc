@@ -28,6 +28,8 @@ namespace {
   return *begin + r.length + kRecordOverheadBytes <= decoded.bytes.size();
 }
 
+static_assert(DecodedChunk::Located::kFramingBytes == kRecordOverheadBytes);
+
 // Entries (32 bytes each) a thread keeps allocated between chunk decodes: a 1 MiB chunk of
 // records of 64 bytes or more.
 constexpr size_t kKeptEntries = size_t{1} << 14;

@@ -50,6 +50,7 @@ class BatchIterator final : public StageIterator {
     const Schema& in = node->input()->schema();
     by_runs_ = !node->plan() && slots_ == nullptr && input_->spans() && in.size() == 1 &&
                in[0].dtype == DType::kString && in[0].shape.rank() == 0;
+    if (by_runs_) input_->RunsOnly();
   }
 
   Result<bool> Next(Element* out) override {
@@ -101,14 +102,13 @@ class BatchIterator final : public StageIterator {
     runs_.Clear();
     while (runs_.size() < batch_->batch_size()) {
       if (stopped()) return StoppedError();
-      Element* first = nullptr;
-      size_t count = 0;
+      ElementRun run;
       timing_.InputSpanBegin();  // the wait for the run, not the copy below (busy)
-      Result<bool> more = input_->NextSpan(batch_->batch_size() - runs_.size(), &first, &count);
+      Result<bool> more = input_->NextSpan(batch_->batch_size() - runs_.size(), &run);
       timing_.InputSpanEnd();
       if (!more.ok()) return more.status();
       if (!*more) break;
-      runs_.Add(first, count);
+      runs_.Add(run);
     }
     return runs_.size();
   }

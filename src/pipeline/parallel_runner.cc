@@ -15,6 +15,13 @@ void Chunk::Drop(size_t i) {
   --size;
 }
 
+uint64_t Chunk::ElementBytes() const {
+  if (packed) return (record_ends.empty() ? 0 : record_ends.back()) + size * 2 * sizeof(uint64_t);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < size; ++i) bytes += elems[i].bytes();
+  return bytes;
+}
+
 ParallelRunner::ParallelRunner(PipelineContext* ctx, StageCounters* counters, ChunkWork* work,
                                RunnerOptions options)
     : ctx_(ctx),
@@ -139,8 +146,7 @@ bool ParallelRunner::RunOneHoldingInput(bool by_consumer) {
   uint64_t avg = avg_chunk_ns_.load(std::memory_order_relaxed);
   avg_chunk_ns_.store(avg == 0 ? t2 - t1 : (avg * 7 + (t2 - t1)) / 8, std::memory_order_relaxed);
 
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < c->size; ++i) bytes += c->elems[i].bytes();
+  const uint64_t bytes = c->ElementBytes();
   counters_->Add(counters_->input_wait_ns, t1 - t0);
   counters_->Add(counters_->busy_ns, BusyNs(t2 - t1, clock1, clock2));
   counters_->Add(counters_->elements, c->size);
@@ -240,16 +246,28 @@ void ParallelRunner::Recycle(Chunk* c) {
 
 Result<bool> ParallelRunner::Next(Element* out) {
   SLUICE_ASSIGN_OR_RETURN(bool more, Advance());
-  if (more) std::swap(*out, cur_->elems[cur_->next++]);
-  return more;
+  if (!more) return false;
+  const size_t i = cur_->next++;
+  std::swap(*out, cur_->elems[i]);
+  if (cur_->packed) {  // a consumer that said it takes runs only did not: unpack the record
+    const uint64_t begin = i == 0 ? 0 : cur_->record_ends[i - 1];
+    out->tensors.resize(1);
+    out->tensors[0].SetScalarString(
+        ByteView(cur_->records).substr(begin, cur_->record_ends[i] - begin), ctx_->buffers());
+  }
+  return true;
 }
 
-Result<bool> ParallelRunner::NextSpan(size_t max, Element** first, size_t* count) {
+Result<bool> ParallelRunner::NextSpan(size_t max, ElementRun* run) {
   SLUICE_ASSIGN_OR_RETURN(bool more, Advance());
   if (more) {
-    *first = &cur_->elems[cur_->next];
-    *count = std::min(std::max<size_t>(max, 1), cur_->size - cur_->next);
-    cur_->next += *count;
+    const size_t i = cur_->next;
+    run->first = &cur_->elems[i];
+    run->count = std::min(std::max<size_t>(max, 1), cur_->size - i);
+    run->bytes = cur_->packed ? cur_->records.data() : nullptr;
+    run->ends = cur_->packed ? cur_->record_ends.data() + i : nullptr;
+    run->begin = cur_->packed && i > 0 ? cur_->record_ends[i - 1] : 0;
+    cur_->next += run->count;
   }
   return more;
 }

@@ -38,6 +38,11 @@ struct Chunk {
   std::string scratch;   // read buffer of the task working on this chunk
   // Map into slot: per pulled element (pull order, before drops), its tentative slot or -1.
   std::vector<int64_t> slots;
+  // Packed (the read stage, for a consumer of runs only): the elements' records end to end,
+  // element i's ending at record_ends[i]; their tensors are empty.
+  bool packed = false;
+  std::string records;
+  std::vector<uint64_t> record_ends;
 
   void Reset(uint64_t s) {
     size = next = 0;
@@ -45,7 +50,11 @@ struct Chunk {
     status = Status::OK();
     end = false;
     charged = 0;
+    packed = false;
   }
+  // Bytes held by the valid elements (memory accounting, stats): a packed record counts as
+  // the scalar string tensor it stands for.
+  uint64_t ElementBytes() const;
   // Element i to fill (keeps existing Element objects for reuse).
   Element& Slot(size_t i) {
     if (elems.size() <= i) elems.resize(i + 1);
@@ -110,10 +119,10 @@ class ParallelRunner final : public Tunable {
   // The next element in order (or completion order). Sticky: after false or an error,
   // returns the same.
   Result<bool> Next(Element* out);
-  // The next run of up to `max` (>= 1) elements, in place in the chunk that holds them:
-  // [*first, *first + *count), valid until the next call of Next or NextSpan (which may
+  // The next run of up to `max` (>= 1) elements, in place in the chunk that holds them
+  // (its packed records too), valid until the next call of Next or NextSpan (which may
   // recycle the chunk). Same order and stickiness as Next.
-  Result<bool> NextSpan(size_t max, Element** first, size_t* count);
+  Result<bool> NextSpan(size_t max, ElementRun* run);
   // Makes tasks exit and wakes waits. Thread-safe.
   void Stop();
   bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }

@@ -4,6 +4,7 @@
 // chunks mode the records come from a ChunkCache that fetches and decodes the rank's chunks
 // ahead along its ChunkPlan.
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,12 @@ Result<OrderOptions> ReadNode::ResolvedOrder(uint64_t memory_budget) const {
   return order;
 }
 
+// ReadOptions::chunk_records = 0 (auto): records per read task, bytes per task past which
+// a task takes fewer (never fewer than kAutoTaskMinRecords).
+constexpr uint32_t kAutoTaskRecords = 256;
+constexpr uint64_t kAutoTaskBytes = uint64_t{4} << 20;
+constexpr uint64_t kAutoTaskMinRecords = 64;
+
 class ReadIterator final : public StageIterator, private ChunkWork {
  public:
   ReadIterator(PipelineContext* ctx, const ReadNode* node, uint64_t epoch, OrderOptions order,
@@ -76,7 +83,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
         slice_(order_.get(), cfg_.sharding, StartOf(epoch)) {
     size_t threads = ctx->pool()->size();
     RunnerOptions ro;
-    ro.chunk_elements = std::max<uint32_t>(1, cfg_.read.chunk_records);
+    ro.chunk_elements = cfg_.read.chunk_records > 0 ? cfg_.read.chunk_records : kAutoTaskRecords;
     ro.parallelism =
         cfg_.read.parallelism > 0 ? cfg_.read.parallelism : std::min<size_t>(2, threads);
     ro.window = 2 * std::max<size_t>(1, ro.parallelism);
@@ -104,11 +111,12 @@ class ReadIterator final : public StageIterator, private ChunkWork {
 
   Result<bool> Next(Element* out) override { return HandedOn(runner_->Next(out), out); }
   bool spans() const override { return true; }
-  Result<bool> NextSpan(size_t max, Element** first, size_t* count) override {
-    Result<bool> more = runner_->NextSpan(max, first, count);
-    const Element* last = more.ok() && *more ? *first + *count - 1 : nullptr;
+  Result<bool> NextSpan(size_t max, ElementRun* run) override {
+    Result<bool> more = runner_->NextSpan(max, run);
+    const Element* last = more.ok() && *more ? run->first + run->count - 1 : nullptr;
     return HandedOn(std::move(more), last);
   }
+  void RunsOnly() override { packed_.store(true, std::memory_order_relaxed); }
   void Stop() override {
     StageIterator::Stop();
     runner_->Stop();
@@ -162,6 +170,10 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   uint64_t next_k_ = 0;  // next rank sample to pull; only Pull (serialized) touches it
   std::unique_ptr<ParallelRunner> runner_;
   size_t max_held_ = 1;  // chunks mode: decoded chunks a read task may hold (MaxHeldChunks)
+  // The consumer takes runs only (RunsOnly): tasks write the records packed into their
+  // chunk (Chunk::records), not each into its element's tensor (~10% of a small-record
+  // pipeline's CPU went to those tensors, the copy out of them and its bookkeeping).
+  std::atomic<bool> packed_{false};
   // The TaskReads of tasks not running: a task takes the one idle longest and gives it back,
   // so the chunks it holds and the order's windows it placed outlive a task of 64 records (a
   // shuffled window draws each task's records from dozens of chunks), and each is used in
@@ -201,6 +213,9 @@ void ReadIterator::Pull(Chunk* c, size_t max_elements) {
   // Records are read after the pull: size the chunk from the records read so far.
   uint64_t avg = counters_->bytes.load() / std::max<uint64_t>(1, counters_->elements.load());
   uint64_t fit = avg == 0 ? 4 : std::max<uint64_t>(1, ChunkByteCap(ctx_) / avg);
+  if (cfg_.read.chunk_records == 0 && avg > 0) {  // auto: large records in smaller tasks
+    fit = std::min(fit, std::max(kAutoTaskMinRecords, kAutoTaskBytes / avg));
+  }
   uint64_t n = std::min<uint64_t>({max_elements, fit, slice_.size() - next_k_});
   for (uint64_t i = 0; i < n; ++i, ++next_k_) {
     Element& e = c->Slot(i);
@@ -229,12 +244,26 @@ void ReadIterator::Work(Chunk* c) {
         std::make_unique<TaskReads>(*order_, chunks_.get(), cache_.get(), *cfg_.source, max_held_);
   }
   reads->LocateAll(c->elems, c->size);  // first: an error names the record
-  // TransformChunk calls the function once per element, in order (a dropped one included).
-  TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
-    SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
-    SetRecord(&e, record);
-    return true;
-  });
+  // TransformChunk calls the function once per element, in order (a dropped one included;
+  // it appends nothing to the packed records, so that the kept ones stay aligned).
+  c->packed = packed_.load(std::memory_order_relaxed);
+  c->records.clear();
+  c->record_ends.clear();
+  if (c->packed) {
+    TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
+      SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
+      e.tensors.clear();  // a no-op but for the first run after elements of their own
+      c->records.append(record.data(), record.size());
+      c->record_ends.push_back(c->records.size());
+      return true;
+    });
+  } else {
+    TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
+      SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
+      SetRecord(&e, record);
+      return true;
+    });
+  }
   std::lock_guard<std::mutex> lock(reads_mu_);
   idle_reads_.push_back(std::move(reads));
 }

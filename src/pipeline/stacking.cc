@@ -340,17 +340,22 @@ Status StackBatch(const StackContext& sc, const std::vector<Element>& elems, siz
   return Status::OK();
 }
 
-void StringRunStacker::Add(const Element* elems, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    const Tensor& t = elems[i].tensors[0];  // the read stage's schema: one scalar string
-    assert(elems[i].tensors.size() == 1 && t.is_string() && t.shape().rank() == 0);
-    values_.append(t.values(), t.nbytes());
-    ends_.push_back(values_.size());
+void StringRunStacker::Add(const ElementRun& run) {
+  if (run.count == 0) return;
+  if (run.bytes != nullptr) {  // packed: one copy for the run
+    const uint64_t shift = values_.size() - run.begin;
+    values_.append(run.bytes + run.begin, run.ends[run.count - 1] - run.begin);
+    for (size_t i = 0; i < run.count; ++i) ends_.push_back(run.ends[i] + shift);
+  } else {
+    for (size_t i = 0; i < run.count; ++i) {
+      const Tensor& t = run.first[i].tensors[0];  // the read stage's schema: one scalar string
+      assert(run.first[i].tensors.size() == 1 && t.is_string() && t.shape().rank() == 0);
+      values_.append(t.values(), t.nbytes());
+      ends_.push_back(values_.size());
+    }
   }
-  if (count > 0) {
-    last_id_ = elems[count - 1].id;
-    last_mark_ = elems[count - 1].mark;
-  }
+  last_id_ = run.first[run.count - 1].id;
+  last_mark_ = run.first[run.count - 1].mark;
 }
 
 void StringRunStacker::Finish(const StackContext& sc, Element* out) {

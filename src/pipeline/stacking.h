@@ -54,9 +54,9 @@ class StringRunStacker {
     ends_.clear();
   }
   size_t size() const { return ends_.size(); }
-  // Appends elems[0, count), each one scalar string tensor (the batch stage takes this path
-  // only over an input of that schema).
-  void Add(const Element* elems, size_t count);
+  // Appends the run's elements: its packed records, or each element's one scalar string
+  // tensor (the batch stage takes this path only over an input of that schema).
+  void Add(const ElementRun& run);
   // The batch of what was added (at least one element) into *out; id and mark are the last
   // element's.
   void Finish(const StackContext& sc, Element* out);

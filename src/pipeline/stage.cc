@@ -18,10 +18,9 @@ Status StageIterator::Restore(const StateReader& r) {
   return input_ ? input_->Restore(r) : Status::OK();
 }
 
-Result<bool> StageIterator::NextSpan(size_t max, Element** first, size_t* count) {
+Result<bool> StageIterator::NextSpan(size_t max, ElementRun* run) {
   (void)max;
-  (void)first;
-  (void)count;
+  (void)run;
   return Unimplemented(node_->name() + " does not hand out runs of elements");
 }
 

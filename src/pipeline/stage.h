@@ -53,12 +53,15 @@ class StageIterator {
   // stream. Errors are sticky for stages that run ahead.
   virtual Result<bool> Next(Element* out) = 0;
   // Runs of elements in place, for a consumer that copies them out (batch): up to `max`
-  // (>= 1) elements [*first, *first + *count), owned by this stage and valid until its next
-  // call of Next or NextSpan; false at the end of the stream; same elements, order and errors
-  // as Next. Offered where `spans()` is true (stages that keep their elements in runs: the
-  // read stage); the default is Unimplemented.
+  // (>= 1) elements in *run, owned by this stage and valid until its next call of Next or
+  // NextSpan; false at the end of the stream; same elements, order and errors as Next.
+  // Offered where `spans()` is true (stages that keep their elements in runs: the read
+  // stage); the default is Unimplemented.
   virtual bool spans() const { return false; }
-  virtual Result<bool> NextSpan(size_t max, Element** first, size_t* count);
+  virtual Result<bool> NextSpan(size_t max, ElementRun* run);
+  // The consumer will call NextSpan only, before its first call: a stage may then keep the
+  // records of its runs packed (ElementRun::bytes) rather than one tensor per element.
+  virtual void RunsOnly() {}
   // Writes this stage's state as of `delivered` (the mark of the last element the consumer
   // received; !valid: nothing delivered since the start) and asks its input to do the same.
   virtual Status Save(const Mark& delivered, StateWriter* w) const;

@@ -137,7 +137,9 @@ class TaskReads {
   }
 
   // A hint for element k's read: its place in the decoded chunk, or (record) its framed
-  // bytes there. Takes the chunk ahead of the read (an error is left to the read).
+  // bytes there: their start and their end, whose CRC the read checks first (a small record
+  // mostly straddles two cache lines). Takes the chunk ahead of the read (an error is left
+  // to the read).
   void Prefetch(size_t k, bool record) {
     if (k >= chunk_of_.size()) return;
     Status ignored;
@@ -148,8 +150,10 @@ class TaskReads {
     if (j >= d.records.size()) return;
     if (!record) {
       __builtin_prefetch(&d.records[j]);
-    } else if (d.records[j].offset < d.bytes.size()) {
-      __builtin_prefetch(d.bytes.data() + d.records[j].offset);
+    } else if (const format::DecodedChunk::Located at = d.records[j];
+               at.last_byte() < d.bytes.size()) {
+      __builtin_prefetch(d.bytes.data() + at.offset);
+      __builtin_prefetch(d.bytes.data() + at.last_byte());
     }
   }
 

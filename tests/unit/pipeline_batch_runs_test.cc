@@ -105,7 +105,7 @@ class BatchRuns : public ::testing::TestWithParam<format::Codec> {
     ReadOptions ro;
     ro.fs = fs_.get();
     ro.paths = paths_;
-    ro.chunk_records = 16;
+    ro.chunk_records = chunk_records_;
     ro.chunk_bytes = 256;
     ro.on_error = on_error;
     auto read = Dataset::Read(ro);
@@ -133,6 +133,7 @@ class BatchRuns : public ::testing::TestWithParam<format::Codec> {
   std::unique_ptr<io::FileSystem> fs_;
   std::vector<std::string> paths_;
   int total_ = 0;
+  uint32_t chunk_records_ = 16;  // records per read task
 };
 
 INSTANTIATE_TEST_SUITE_P(Codecs, BatchRuns, testing::AllCodecs(), testing::CodecTestName);
@@ -158,6 +159,22 @@ TEST_P(BatchRuns, SameBatchesAsElementByElement) {
           EXPECT_EQ(records, drop ? total_ / batch * batch : static_cast<size_t>(total_));
         }
       }
+    }
+  }
+}
+
+// The default read task size (256 records: runs longer than most batches here).
+TEST_P(BatchRuns, DefaultTaskSizeGivesTheSameBatches) {
+  chunk_records_ = 0;
+  for (ShuffleMode mode : {ShuffleMode::kChunks, ShuffleMode::kGlobal}) {
+    for (size_t batch : {size_t{7}, size_t{300}}) {
+      auto runs = MakeIt(Pipeline(batch, false, mode, false), Options(2));
+      auto one = MakeIt(Pipeline(batch, false, mode, true), Options(2));
+      const std::vector<Batch> got = Batches(runs.get());
+      const std::vector<Batch> want = Batches(one.get());
+      ASSERT_TRUE(got == want) << FirstDifference(got, want) << " batch " << batch << " mode "
+                               << ShuffleModeName(mode);
+      EXPECT_EQ(got.size(), (static_cast<size_t>(total_) + batch - 1) / batch);
     }
   }
 }

@@ -172,11 +172,44 @@ TEST(PipelineMemory, BudgetHoldsUnderASlowConsumer) {
   EXPECT_LE(peak_seen, st.memory_peak_bytes);
 }
 
+// The read stage's default task size (ReadOptions::chunk_records = 0): 256 records, but at
+// most 4 MiB of them (never fewer than 64): large records do not pile up 256 to a task.
+// One read task (threads 1, no autotune: a window of two tasks); explicit 256 as the control.
+TEST(PipelineMemory, LargeRecordsGoInSmallerReadTasks) {
+  std::vector<std::vector<std::string>> shards(1);
+  for (int i = 0; i < 1200; ++i) shards[0].push_back(std::string(64 << 10, 'a' + i % 26));
+  auto source = NewMemorySource(shards);
+  uint64_t peak[2] = {0, 0};
+  for (uint32_t chunk_records : {0u, 256u}) {
+    PipelineOptions o;
+    o.threads = 1;
+    o.autotune = false;
+    ReadOptions ro;
+    ro.chunk_records = chunk_records;
+    auto it = MakeIt(Dataset::FromSource(source, ro), o);
+    Element e;
+    size_t n = 0;
+    while (*it->Next(&e)) {
+      ASSERT_EQ(e.tensors.at(0).nbytes(), 64u << 10);
+      ++n;
+    }
+    EXPECT_EQ(n, 1200u);
+    peak[chunk_records == 256] = it->stats().memory_peak_bytes;
+  }
+  // Tasks of 64 records (4 MiB): at most the window's two and the consumer's; 256 to a task,
+  // one alone holds 16 MiB.
+  EXPECT_LE(peak[0], 3 * (64u << 16) + (1u << 20));
+  EXPECT_GE(peak[1], 256u * (64u << 10));
+}
+
 TEST(PipelineMemory, SteadyStateReusesBuffers) {
   // Buffers belong to reused Element objects; their number is bounded by the pipeline's
   // depth (chunks x chunk size per stage), not by the elements that flow through.
-  // (Within an epoch: repeat builds each epoch's stage iterators afresh.)
-  auto it = MakeIt(Ids({64000}).Shuffle({}).Map(ParseId, IdMap(2)).Batch(64).Prefetch(4), 2);
+  // (Within an epoch: repeat builds each epoch's stage iterators afresh.) Read tasks of 64
+  // records: the depth the bound is set for (the default of 256 holds four times as many).
+  ReadOptions ro;
+  ro.chunk_records = 64;
+  auto it = MakeIt(Ids({64000}, ro).Shuffle({}).Map(ParseId, IdMap(2)).Batch(64).Prefetch(4), 2);
   EXPECT_EQ(Drain(it.get()).size(), 64000u);
   EXPECT_LT(it->stats().buffer_allocations, 1500u) << "allocation per element or per batch";
 }

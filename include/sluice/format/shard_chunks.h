@@ -47,6 +47,10 @@ struct DecodedChunk {
   struct Located {
     uint32_t offset;
     uint32_t length;
+    // Where the framed record's last byte lies (its payload CRC, which a read checks): past
+    // the payload by its framing (length, length CRC before; payload CRC after).
+    uint64_t last_byte() const { return uint64_t{offset} + length + kFramingBytes - 1; }
+    static constexpr uint32_t kFramingBytes = 16;
   };
   std::vector<Located> records;
   // A buffer DecodeChunk is done with, for the caller to reuse: the fetched bytes once

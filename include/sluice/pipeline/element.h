@@ -78,4 +78,16 @@ struct Element {
   }
 };
 
+// A run of elements a stage hands out in place (StageIterator::NextSpan): [first, first +
+// count). When the stage keeps the run's records packed (`bytes` set: the read stage, for a
+// consumer that takes runs only), element i's record is bytes[i == 0 ? begin : ends[i - 1],
+// ends[i]) and its tensors are empty; otherwise each element holds its tensors.
+struct ElementRun {
+  Element* first = nullptr;
+  size_t count = 0;
+  const char* bytes = nullptr;
+  const uint64_t* ends = nullptr;
+  uint64_t begin = 0;
+};
+
 }  // namespace sluice::pipeline
