@@ -9,12 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/context.h"
 #include "pipeline/parallel_runner.h"
 #include "pipeline/stacking.h"
-#include "sluice/base/thread_pool.h"
-#include "sluice/io/file_system.h"
-#include "sluice/pipeline/tensor.h"
+#include "unit/runner_test_context.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -83,16 +80,10 @@ class PackedRuns : public ::testing::Test {
     ro.parallelism = 2;
     ro.window = 4;
     ro.kind = Tunable::Kind::kReadParallelism;
-    return std::make_unique<ParallelRunner>(&ctx_, &counters_, work, ro);
+    return std::make_unique<ParallelRunner>(&rt_.ctx, &counters_, work, ro);
   }
 
-  PipelineOptions options_;
-  ThreadPool pool_{2};
-  std::shared_ptr<BufferPool> buffers_ = BufferPool::Create(1 << 20);
-  MemoryBudget budget_{1 << 30};
-  std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
-  QuarantineSink quarantine_{fs_.get(), ""};
-  PipelineContext ctx_{options_, &pool_, buffers_.get(), &budget_, &quarantine_};
+  testing::RunnerTestContext rt_{2};
   StageCounters counters_;
 };
 
@@ -110,7 +101,7 @@ std::string RecordIn(const ElementRun& run, size_t i) {
 TEST_F(PackedRuns, RunsNameEachRecordWhereverTheyAreCut) {
   for (auto packed : {&Always, &Never, &EveryOther}) {
     for (size_t max : {size_t{1}, size_t{3}, size_t{16}, size_t{1000}}) {
-      RecordWork work(500, packed, buffers_.get());
+      RecordWork work(500, packed, rt_.buffers.get());
       auto runner = Runner(&work, 16);
       std::vector<uint64_t> positions;
       ElementRun run;
@@ -139,7 +130,7 @@ TEST_F(PackedRuns, RunsNameEachRecordWhereverTheyAreCut) {
 // its element's tensor, as from an unpacked one.
 TEST_F(PackedRuns, NextUnpacksTheRecordIntoTheElement) {
   for (auto packed : {&Always, &Never, &EveryOther}) {
-    RecordWork work(300, packed, buffers_.get());
+    RecordWork work(300, packed, rt_.buffers.get());
     auto runner = Runner(&work, 16);
     std::vector<uint64_t> positions;
     Element e;
@@ -163,30 +154,30 @@ TEST_F(PackedRuns, PackedAndUnpackedRecordsCountTheSameBytes) {
   for (uint64_t p : KeptPositions(400)) want += RecordOf(p).size() + 2 * sizeof(uint64_t);
   for (auto packed : {&Always, &Never}) {
     StageCounters counters;
-    RecordWork work(400, packed, buffers_.get());
+    RecordWork work(400, packed, rt_.buffers.get());
     RunnerOptions ro;
     ro.chunk_elements = 32;
     ro.parallelism = 1;
     ro.window = 2;
-    ParallelRunner runner(&ctx_, &counters, &work, ro);
+    ParallelRunner runner(&rt_.ctx, &counters, &work, ro);
     ElementRun run;
     while (*runner.NextSpan(7, &run)) {
     }
     EXPECT_EQ(counters.bytes.load(), want) << (packed == &Always ? "packed" : "unpacked");
   }
-  EXPECT_EQ(budget_.used(), 0u);  // every chunk's charge released
+  EXPECT_EQ(rt_.budget.used(), 0u);  // every chunk's charge released
 }
 
 // Batches stacked from runs, packed or not, cut anywhere, equal StackBatch of the elements.
 TEST_F(PackedRuns, StackerOverMixedRunsEqualsStackBatch) {
   const Schema schema(std::vector<FeatureInfo>{{"record", DType::kString, Shape()}});
   StackContext sc;
-  sc.pool = buffers_.get();
+  sc.pool = rt_.buffers.get();
   sc.schema = &schema;
-  sc.ctx = &ctx_;
+  sc.ctx = &rt_.ctx;
   sc.stage = "batch";
   for (size_t batch : {size_t{1}, size_t{5}, size_t{16}, size_t{40}, size_t{1000}}) {
-    RecordWork work(450, &EveryOther, buffers_.get());
+    RecordWork work(450, &EveryOther, rt_.buffers.get());
     auto runner = Runner(&work, 16);
     StringRunStacker stacker;
     std::vector<Element> elems;
@@ -207,7 +198,7 @@ TEST_F(PackedRuns, StackerOverMixedRunsEqualsStackBatch) {
           e.id = run.first[i].id;
           e.mark = run.first[i].mark;
           e.tensors.resize(1);
-          e.tensors[0].SetScalarString(RecordIn(run, i), buffers_.get());
+          e.tensors[0].SetScalarString(RecordIn(run, i), rt_.buffers.get());
           elems.push_back(std::move(e));
         }
       }

@@ -12,11 +12,8 @@
 #include <limits>
 #include <thread>
 
-#include "pipeline/context.h"
 #include "pipeline/parallel_runner.h"
-#include "sluice/base/thread_pool.h"
-#include "sluice/io/file_system.h"
-#include "sluice/pipeline/tensor.h"
+#include "unit/runner_test_context.h"
 
 namespace sluice::pipeline {
 namespace {
@@ -55,7 +52,7 @@ class ConsumerFirst : public ::testing::Test {
     ro.consumer_first = true;
     ro.quick_consumer_ns = quick_consumer_ns;
     ro.cheap_pull_ns = cheap_pull_ns;
-    return std::make_unique<ParallelRunner>(&ctx_, &counters_, work, ro);
+    return std::make_unique<ParallelRunner>(&rt_.ctx, &counters_, work, ro);
   }
 
   // Returns once no task of the runner runs or waits in the pool (the consumer, this thread,
@@ -65,7 +62,7 @@ class ConsumerFirst : public ::testing::Test {
     do {
       before = counters_.tasks.load();
       std::promise<void> ran;
-      pool_.Submit([&ran] { ran.set_value(); });
+      rt_.pool.Submit([&ran] { ran.set_value(); });
       ran.get_future().wait();
     } while (counters_.tasks.load() != before);
   }
@@ -77,13 +74,7 @@ class ConsumerFirst : public ::testing::Test {
     return e.id.position;
   }
 
-  PipelineOptions options_;
-  ThreadPool pool_{1};
-  std::shared_ptr<BufferPool> buffers_ = BufferPool::Create(1 << 20);
-  MemoryBudget budget_{1 << 30};
-  std::unique_ptr<io::FileSystem> fs_ = io::NewMemoryFileSystem();
-  QuarantineSink quarantine_{fs_.get(), ""};
-  PipelineContext ctx_{options_, &pool_, buffers_.get(), &budget_, &quarantine_};
+  testing::RunnerTestContext rt_{1};
   StageCounters counters_;
 };
 
