@@ -54,11 +54,14 @@ def dataloader_ns_per_element(records, batch, workers, reps=3):
                                  **extra)), len(records), reps)
 
 
-def restore_ms(ds, state, reps=5):
-    """Best of `reps`: ms from `ds.iterator(state=state)` to its first element (a sluice
-    Dataset and a state it saved)."""
+def restore_ms(make_ds, state, reps=5):
+    """Best of `reps`: ms from `make_ds().iterator(state=state)` to its first element
+    (`make_ds` builds the sluice Dataset that saved `state`). Each rep builds a fresh read, as
+    a restarted process would: a read keeps the decoded chunks of its last iterator
+    (keep_decoded_chunks), which would make every rep after the first a warm one."""
     best = float("inf")
     for _ in range(reps):
+        ds = make_ds()
         t0 = time.perf_counter()
         it = ds.iterator(state=state)
         next(it)

@@ -117,18 +117,23 @@ def image_dataset(build, shards_dir, cores, into_batch=True):
 def run_restore(build, shards_dir, cores, reps=3):
     """ms from a saved state (after 3 batches) to the first batch of a restored iterator:
     the image pipeline, and its read -> batch(256) part alone."""
-    out = {}
-    full = image_dataset(build, shards_dir, cores).batch(256, drop_remainder=True)
     import sluice
-    read_only = sluice.read(str(shards_dir)).shuffle(seed=0).batch(256)
-    for name, ds in (("pipeline", full.with_options(threads=cores)),
-                     ("read", read_only.with_options(threads=cores))):
-        it = ds.iterator()
+
+    def full():  # a fresh read each time: as after a restart, nothing decoded yet
+        return image_dataset(build, shards_dir, cores).batch(
+            256, drop_remainder=True).with_options(threads=cores)
+
+    def read_only():
+        return sluice.read(str(shards_dir)).shuffle(seed=0).batch(256).with_options(threads=cores)
+
+    out = {}
+    for name, make_ds in (("pipeline", full), ("read", read_only)):
+        it = make_ds().iterator()
         for _ in range(3):
             next(it)
         state = it.state()
         it.close()
-        out[name] = restore_ms(ds, state, reps)
+        out[name] = restore_ms(make_ds, state, reps)
     return out
 
 

@@ -310,7 +310,8 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
          map_uncompressed: bool = False, version: Optional[int] = None,
          timestamp: Any = None, cache: Optional[bool] = None,
          cache_dir: Optional[Union[str, os.PathLike]] = None,
-         cache_bytes: Optional[Union[int, str]] = None, chunk_bytes: int = 1 << 20) -> Dataset:
+         cache_bytes: Optional[Union[int, str]] = None, chunk_bytes: int = 1 << 20,
+         keep_decoded_chunks: bool = True) -> Dataset:
     """Reads shards: a directory holding dataset.json, a glob, a shard file, a table
     (docs/table.md: its directory, or "DIR@v12"), or a list of them (read in the order
     given). parallelism: read tasks in flight (0 = autotuned). chunk_records: records per
@@ -330,7 +331,14 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
     when cache_dir is given; cache=False turns it off, cache=True on.
 
     chunk_bytes: decoded bytes per chunk, the unit the default shuffle permutes, fetches and
-    decodes (docs/order.md; a zstd frame larger than it is one chunk)."""
+    decodes (docs/order.md; a zstd frame larger than it is one chunk).
+
+    keep_decoded_chunks: when all of the dataset's decoded chunks fit in an iterator's
+    decoded-chunk cache (half its memory budget), they are kept when the iterator ends and
+    the next iterator of this dataset (the next epoch, a restore, a shuffle() or shard() of
+    it) starts with them: a compressed dataset that fits in memory is decoded once, not once
+    per epoch (docs/pipeline.md, "Decoded chunks kept between epochs"). Between iterators
+    they are held by the dataset, outside any memory budget; False drops them."""
     paths = [str(paths)] if isinstance(paths, (str, os.PathLike)) else [str(p) for p in paths]
     pinned = [_table.resolve_read(p, version, timestamp) for p in paths]
     if (version is not None or timestamp is not None) and all(p is None for p in pinned):
@@ -341,7 +349,8 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
     return _source("read", paths=paths, verify_crc=verify_crc, parallelism=parallelism,
                    chunk_records=chunk_records, on_error=on_error,
                    map_uncompressed=map_uncompressed, cache=cache, cache_dir=cache_dir,
-                   cache_bytes=cache_bytes, chunk_bytes=chunk_bytes)
+                   cache_bytes=cache_bytes, chunk_bytes=chunk_bytes,
+                   keep_decoded_chunks=keep_decoded_chunks)
 
 
 def from_records(records: Sequence[Any], *, chunk_bytes: int = 1 << 20) -> Dataset:

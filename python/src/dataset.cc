@@ -77,7 +77,7 @@ Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t pa
              uint32_t chunk_records, const std::optional<std::string>& on_error,
              bool map_uncompressed, std::optional<bool> cache,
              const std::optional<std::string>& cache_dir, const py::object& cache_bytes,
-             uint64_t chunk_bytes) {
+             uint64_t chunk_bytes, bool keep_decoded_chunks) {
   pipeline::ReadOptions o;
   o.paths = paths;
   o.verify_crc = verify_crc;
@@ -85,6 +85,7 @@ Dataset Read(const std::vector<std::string>& paths, bool verify_crc, uint32_t pa
   o.parallelism = parallelism;
   o.chunk_records = chunk_records;
   o.chunk_bytes = chunk_bytes;
+  o.keep_decoded_chunks = keep_decoded_chunks;
   o.on_error = Policy(on_error);
   o.cache = cache;
   o.cache_dir = cache_dir.value_or("");
@@ -225,7 +226,7 @@ void RegisterDataset(py::module_& m) {
                   arg("chunk_records") = 0, arg("on_error") = py::none(),
                   arg("map_uncompressed") = false, arg("cache") = py::none(),
                   arg("cache_dir") = py::none(), arg("cache_bytes") = py::none(),
-                  arg("chunk_bytes") = uint64_t{1} << 20)
+                  arg("chunk_bytes") = uint64_t{1} << 20, arg("keep_decoded_chunks") = true)
       .def_static("from_records", &FromRecords, arg("shards"), arg("chunk_bytes") = 1 << 20)
       .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "chunks", arg("block_shards") = 4,
            arg("buffer_size") = 10000, arg("window_bytes") = 0, arg("window_chunks") = 0,

@@ -50,6 +50,7 @@ py::dict StageStatsToDict(const pipeline::StageStats& s) {
   d["chunk_loads_on_demand"] = s.chunk_loads_on_demand;
   d["chunk_evictions"] = s.chunk_evictions;
   d["chunk_takes"] = s.chunk_takes;
+  d["chunk_kept"] = s.chunk_kept;
   return d;
 }
 

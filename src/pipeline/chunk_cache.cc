@@ -55,18 +55,12 @@ class BufferRecycler {
   uint64_t retained_ = 0;          // guarded by mu_: capacity of free_
 };
 
-// A decoded chunk charged to the pipeline's memory budget for as long as anyone holds it.
-struct ChargedChunk {
-  format::DecodedChunk chunk;
-  MemoryBudget* budget = nullptr;
-  uint64_t bytes = 0;
-  ~ChargedChunk() {
-    if (budget != nullptr) budget->Release(bytes);
-    BufferRecycler::Get().Give(std::move(chunk.bytes));
-  }
-};
-
 }  // namespace
+
+ChargedChunk::~ChargedChunk() {
+  if (budget != nullptr) budget->Release(bytes);
+  BufferRecycler::Get().Give(std::move(chunk.bytes));
+}
 
 ChunkCache::ChunkCache(PipelineContext* ctx, StageCounters* counters, const RecordSource* source,
                        std::shared_ptr<const SnapshotChunks> chunks, ChunkPlan plan,
@@ -78,6 +72,32 @@ ChunkCache::ChunkCache(PipelineContext* ctx, StageCounters* counters, const Reco
       options_(options),
       plan_(std::move(plan)) {
   gate_->cache = this;
+  if (options_.kept) AdoptKept();
+}
+
+void ChunkCache::AdoptKept() {
+  for (auto& [chunk, data] : options_.kept->Take()) {
+    if (chunk >= chunks_->size()) continue;  // not this snapshot's (never: one per read())
+    Entry& e = EntryLocked(chunk);
+    if (reserved_ + e.info.decoded_bytes > options_.capacity_bytes) {
+      entries_.erase(chunk);
+      continue;
+    }
+    data->budget = ctx_->budget();
+    data->budget->Charge(data->bytes);
+    e.state = State::kReady;
+    e.data = std::move(data);
+    e.reserved = true;
+    e.released = true;  // no window holds it yet
+    e.kept = true;
+    reserved_ += e.info.decoded_bytes;
+  }
+}
+
+void ChunkCache::UseLocked(Entry* e) {
+  if (!e->kept) return;
+  e->kept = false;
+  counters_->Add(counters_->chunk_kept, 1);
 }
 
 ChunkCache::~ChunkCache() {
@@ -88,6 +108,37 @@ ChunkCache::~ChunkCache() {
   Stop();
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] { return fetching_ == 0 && decoding_now_ == 0; });
+  if (!options_.kept) return;
+  KeptChunks::Chunks ready = TakeReadyLocked(/*held_too=*/true);
+  l.unlock();
+  options_.kept->Put(std::move(ready), options_.capacity_bytes);
+}
+
+void ChunkCache::Finish() {
+  if (!options_.kept) return;
+  std::unique_lock<std::mutex> l(mu_);
+  KeptChunks::Chunks ready = TakeReadyLocked(/*held_too=*/false);
+  l.unlock();
+  options_.kept->Put(std::move(ready), options_.capacity_bytes);
+}
+
+KeptChunks::Chunks ChunkCache::TakeReadyLocked(bool held_too) {
+  KeptChunks::Chunks ready;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& e = it->second;
+    // A chunk a reader holds stays charged to this pipeline's budget: not kept.
+    if (e.state != State::kReady || e.waiters > 0 || (e.holds > 0 && !held_too) ||
+        e.data.use_count() != 1) {
+      ++it;
+      continue;
+    }
+    e.data->budget->Release(e.data->bytes);
+    e.data->budget = nullptr;
+    ready.emplace(it->first, std::move(e.data));
+    if (e.reserved) reserved_ -= e.info.decoded_bytes;
+    it = entries_.erase(it);
+  }
+  return ready;
 }
 
 void ChunkCache::Stop() {
@@ -156,6 +207,7 @@ void ChunkCache::PumpLocked() {
     }
     ++e.holds;
     e.released = false;
+    UseLocked(&e);
     e.first_sample = std::min(e.first_sample, n.first_sample);
     releases_.push(Release{n.last_sample, n.chunk});
     next_release_.store(releases_.top().last_sample, std::memory_order_relaxed);
@@ -300,7 +352,7 @@ void ChunkCache::DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex
   --decoding_now_;
   if (s.ok()) {
     e.state = State::kReady;
-    e.data = Handle(charged, &charged->chunk);
+    e.data = std::move(charged);
   } else {
     e.state = State::kFailed;
     e.error = s;
@@ -323,8 +375,11 @@ Result<ChunkCache::Handle> ChunkCache::Get(uint64_t chunk) {
     }
     switch (e.state) {
       case State::kReady:
+        UseLocked(&e);
+        [[fallthrough]];
       case State::kFailed: {
-        Result<Handle> out = e.state == State::kReady ? Result<Handle>(e.data) : e.error;
+        Result<Handle> out =
+            e.state == State::kReady ? Result<Handle>(Handle(e.data, &e.data->chunk)) : e.error;
         EraseIfReleasedLocked(chunk);
         return out;
       }
@@ -357,7 +412,7 @@ void ChunkCache::EraseIfReleasedLocked(uint64_t chunk) {
   if (it == entries_.end()) return;
   const Entry& e = it->second;
   if (!e.released || e.holds > 0 || e.waiters > 0 || e.state == State::kFetching ||
-      e.state == State::kDecoding) {
+      e.state == State::kDecoding || (options_.kept && e.state == State::kReady)) {
     return;
   }
   if (e.reserved) reserved_ -= e.info.decoded_bytes;

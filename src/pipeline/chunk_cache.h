@@ -18,6 +18,11 @@
 // larger than the capacity therefore costs re-decodes, never memory. Decoded bytes are
 // charged to the pipeline's memory budget while any reader or the cache holds them.
 //
+// With Options::kept (the dataset's KeptChunks, given when all its decoded chunks fit the
+// capacity) the cache starts with the chunks kept by the dataset's last iterator, keeps a
+// ready chunk after its window ends (evicted first under pressure, as any chunk no window
+// holds) and gives its ready chunks back to KeptChunks when it goes.
+//
 // Threading: Get from any thread; Pulled and Delivered from the stage's puller / consumer.
 // Lock order: gate_->mu, then mu_.
 #pragma once
@@ -34,6 +39,7 @@
 #include <vector>
 
 #include "context.h"
+#include "kept_chunks.h"
 #include "sluice/pipeline/chunk_plan.h"
 
 namespace sluice::pipeline {
@@ -44,13 +50,15 @@ class ChunkCache {
     uint64_t capacity_bytes = uint64_t{512} << 20;  // decoded bytes admitted at once
     size_t max_fetches = 16;                        // fetches in flight
     size_t max_decodes = 2;                         // decode tasks on the pool
+    std::shared_ptr<KeptChunks> kept;               // null: keep nothing past the cache
   };
   using Handle = std::shared_ptr<const format::DecodedChunk>;
 
   ChunkCache(PipelineContext* ctx, StageCounters* counters, const RecordSource* source,
              std::shared_ptr<const SnapshotChunks> chunks, ChunkPlan plan, Options options);
   // Stops, cancels the fetches in flight and waits for them and for running decodes; queued
-  // decode tasks find the cache gone.
+  // decode tasks find the cache gone. With Options::kept, gives it the ready chunks nobody
+  // else holds.
   ~ChunkCache();
 
   // Chunk `chunk` decoded. Errors: the fetch's or the decode's (sticky for the chunk while
@@ -62,6 +70,9 @@ class ChunkCache {
   void Delivered(uint64_t k);
   // Wakes waiters (they return Cancelled) and stops starting work. Thread-safe.
   void Stop();
+  // The stage read its last sample: with Options::kept, gives it the ready chunks no window
+  // or reader holds (the next iterator may start before this one is destroyed).
+  void Finish();
 
  private:
   enum class State { kQueued, kFetching, kFetched, kDecoding, kReady, kFailed };
@@ -74,8 +85,9 @@ class ChunkCache {
     uint32_t waiters = 0;   // readers waiting for it
     bool released = false;  // its last need is over: erased once idle (unless held again)
     uint64_t first_sample = UINT64_MAX;  // earliest need (eviction: latest needed goes first)
+    bool kept = false;  // adopted from Options::kept and not needed yet
     std::string fetched;
-    Handle data;
+    std::shared_ptr<ChargedChunk> data;  // kReady
     Status error;
   };
   struct Release {
@@ -97,6 +109,13 @@ class ChunkCache {
   bool MakeRoomLocked(uint64_t bytes, uint64_t keep, bool unheld_only);
   // Erases a released entry nobody holds, waits for or works on.
   void EraseIfReleasedLocked(uint64_t chunk);
+  // Options::kept: the chunks it kept, ready and reserved (none held yet).
+  void AdoptKept();
+  // A need or a reader uses `e`: counts a kept chunk's first use (StageCounters::chunk_kept).
+  void UseLocked(Entry* e);
+  // Erases the ready chunks no reader holds (nor a window, unless `held_too`), charged to
+  // no budget, for KeptChunks.
+  KeptChunks::Chunks TakeReadyLocked(bool held_too);
   // A queued chunk the plan admitted (reserved), so a fetch may start for it.
   bool FetchableLocked(uint64_t chunk) const;
   // One fetch for `group`: queued chunks of one shard, adjacent in it (or a single chunk).

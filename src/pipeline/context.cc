@@ -81,6 +81,7 @@ StageStats StageCounters::Snapshot() const {
   s.chunk_loads_on_demand = chunk_loads_on_demand.load();
   s.chunk_evictions = chunk_evictions.load();
   s.chunk_takes = chunk_takes.load();
+  s.chunk_kept = chunk_kept.load();
   return s;
 }
 

@@ -89,6 +89,7 @@ struct StageCounters {
   std::atomic<uint64_t> chunk_loads_on_demand{0};  // loaded by a reader, not ahead
   std::atomic<uint64_t> chunk_evictions{0};
   std::atomic<uint64_t> chunk_takes{0};  // ChunkCache::Get calls (a held chunk needs none)
+  std::atomic<uint64_t> chunk_kept{0};   // kept chunks used instead of a decode (KeptChunks)
   // The value autotune last set for this stage's knob (0: never). Counters outlive repeat's
   // per-epoch rebuilds of the stage, so the next epoch's runner starts where this one was
   // tuned instead of ramping up from the start value again.

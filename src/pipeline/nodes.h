@@ -17,6 +17,8 @@ namespace sluice::pipeline {
 
 using NodePtr = std::shared_ptr<const DatasetNode>;
 
+class KeptChunks;  // kept_chunks.h
+
 // read.cc: the source, configured by shuffle and shard.
 struct SourceConfig {
   std::shared_ptr<RecordSource> source;
@@ -26,6 +28,9 @@ struct SourceConfig {
   ShardingOptions sharding;
   bool shuffled = false;
   bool sharded = false;
+  // The decoded chunks kept between iterators, shared by the datasets derived from one read
+  // (MakeReadNode creates it when null).
+  std::shared_ptr<KeptChunks> kept;
 };
 NodePtr MakeReadNode(SourceConfig config);
 // The configuration of a read node; null when `node` is another stage.

@@ -144,6 +144,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   Result<bool> HandedOn(Result<bool> more, const Element* last) {
     if (cache_ && more.ok() && *more) cache_->Delivered(last->mark.cursor);
     if (!more.ok() || !*more) DropIdleReads();
+    if (cache_ && more.ok() && !*more) cache_->Finish();  // after the readers let go
     return more;
   }
   // Lets go of the idle readers (and the chunks they hold).
@@ -193,6 +194,8 @@ void ReadIterator::StartCache() {
   ChunkCache::Options o;
   o.capacity_bytes = ChunkCacheCapacity(ctx_->options().memory_budget_bytes);
   o.max_decodes = std::max<size_t>(1, ctx_->pool()->size());
+  const uint64_t decoded = chunks_->decoded_bytes();
+  if (cfg_.read.keep_decoded_chunks && decoded > 0 && decoded <= o.capacity_bytes) o.kept = cfg_.kept;
   cache_ =
       std::make_unique<ChunkCache>(ctx_, counters_, cfg_.source.get(), chunks_,
                                    ChunkPlan(order_, chunks_, cfg_.sharding, slice_.start()), o);
@@ -403,7 +406,10 @@ Result<std::unique_ptr<StageIterator>> ReadNode::MakeIterator(PipelineContext* c
 
 }  // namespace
 
-NodePtr MakeReadNode(SourceConfig config) { return std::make_shared<ReadNode>(std::move(config)); }
+NodePtr MakeReadNode(SourceConfig config) {
+  if (config.kept == nullptr) config.kept = std::make_shared<KeptChunks>();
+  return std::make_shared<ReadNode>(std::move(config));
+}
 
 const SourceConfig* AsReadNode(const DatasetNode* node) {
   auto* read = dynamic_cast<const ReadNode*>(node);

@@ -72,3 +72,29 @@ def test_chunk_stats_count_one_decode_per_chunk_and_window(tmp_path):
     # Readers keep the chunks they hold between tasks: a few takes per chunk (one per
     # reader), not one per task of 64 records.
     assert ds.num_chunks <= read["chunk_takes"] <= 8 * ds.num_chunks < sum(COUNTS) / 4
+
+
+@pytest.mark.parametrize("codec", ["zstd", "none"])
+def test_next_epoch_starts_with_the_chunks_the_last_one_decoded(tmp_path, codec):
+    paths = write(tmp_path, codec)
+    ds = sluice.read(paths).shuffle(seed=5).batch(32)
+    cold = sluice.read(paths, keep_decoded_chunks=False).shuffle(seed=5).batch(32)
+    for epoch in range(3):
+        it, control = ds.iterator(epoch=epoch), cold.iterator(epoch=epoch)
+        assert ids(it) == ids(control)  # the same stream as decoding again
+        read, control_read = it.stats()["stages"][0], control.stats()["stages"][0]
+        assert control_read["chunk_decodes"] == ds.num_chunks
+        assert control_read["chunk_kept"] == 0
+        assert read["chunk_decodes"] == (ds.num_chunks if epoch == 0 else 0)
+        assert read["chunk_kept"] == (0 if epoch == 0 else ds.num_chunks)
+
+
+def test_a_dataset_larger_than_the_cache_keeps_nothing(tmp_path):
+    ds = sluice.read(write(tmp_path, "zstd")).shuffle(seed=5).batch(32)
+    budget = 4096  # the decoded-chunk cache: 2 KiB, below the dataset's decoded bytes
+    for epoch in range(2):
+        it = ds.iterator(epoch=epoch, memory_budget=budget)
+        assert sorted(ids(it)) == list(range(sum(COUNTS)))
+        read = it.stats()["stages"][0]
+        assert read["chunk_kept"] == 0
+        assert read["chunk_decodes"] >= ds.num_chunks

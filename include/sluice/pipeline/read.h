@@ -44,6 +44,12 @@ struct ReadOptions {
   // Smaller chunks shuffle finer for the same window bytes, larger ones fetch less often.
   // Part of the order (saved states check the chunk count). Default: 1 MiB.
   uint64_t chunk_bytes = uint64_t{1} << 20;
+  // A dataset whose decoded chunks all fit in the decoded-chunk cache (half the memory
+  // budget) keeps them when an iterator ends, and its next iterator (the next epoch, a
+  // restore, a shuffle or shard of this read) starts with them instead of decoding again;
+  // between iterators they are charged to no budget (docs/pipeline.md, "Decoded chunks kept
+  // between epochs"). Default: true.
+  bool keep_decoded_chunks = true;
   uint64_t epoch = 0;                   // Default: 0 (the first epoch; repeat counts on from it)
   std::optional<ErrorPolicy> on_error;  // Default: PipelineOptions::on_error
   // The node-local cache (docs/cache.md): chunks read from the paths are kept in a directory

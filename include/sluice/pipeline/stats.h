@@ -32,12 +32,15 @@ struct StageStats {
   // bytes fetched for them, loads a reader had to start itself (not read ahead), and
   // chunks evicted before their window ended (a window larger than the cache), and decoded
   // chunks the readers took from the cache (a reader reads on from the chunks it holds:
-  // about one take per chunk per reader in a window, not one per record).
+  // about one take per chunk per reader in a window, not one per record), and chunks used
+  // without a decode because the dataset kept them from its previous iterator
+  // (ReadOptions::keep_decoded_chunks).
   uint64_t chunk_decodes = 0;
   uint64_t chunk_fetched_bytes = 0;
   uint64_t chunk_loads_on_demand = 0;
   uint64_t chunk_evictions = 0;
   uint64_t chunk_takes = 0;
+  uint64_t chunk_kept = 0;
 };
 
 struct PipelineStats {
