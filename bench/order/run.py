@@ -98,6 +98,7 @@ def restore_middle_ms(make_ds):
         next(it)
     state = it.state()
     it.close()
+    del it, ds  # its kept chunks go (their buffers are recycled) before the restores
     return restore_ms(make_ds, state)
 
 

@@ -133,6 +133,7 @@ def run_restore(build, shards_dir, cores, reps=3):
             next(it)
         state = it.state()
         it.close()
+        del it
         out[name] = restore_ms(make_ds, state, reps)
     return out
 
