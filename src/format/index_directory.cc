@@ -1,5 +1,7 @@
 // IndexDirectory: the index file read lazily (docs/format.md, "How the reader uses the
-// index"), and the in-memory IndexLookup over a whole ShardIndex.
+// index"): the scan at open (index_stream.h) builds each table's checkpoints
+// (index_spans.h); lookups read, check and cache blocks of spans. The in-memory IndexLookup
+// is in index_lookup.cc.
 #include "format/index_directory.h"
 
 #include <algorithm>
@@ -10,6 +12,8 @@
 
 #include "format/framing.h"
 #include "format/index_block_cache.h"
+#include "format/index_spans.h"
+#include "format/index_stream.h"
 #include "format/index_table.h"
 #include "format/retained_index.h"
 #include "sluice/base/crc32c.h"
@@ -18,124 +22,15 @@ namespace sluice::format {
 namespace {
 
 constexpr uint64_t K = kIndexBlockEntries;
-constexpr size_t kScanChunkBytes = size_t{64} << 10;
-
-// Reads [begin, end) of the index file front to back through one buffer of kScanChunkBytes,
-// keeping the CRC32C of the bytes consumed.
-class IndexStream {
- public:
-  IndexStream(const io::RandomAccessFile* file, uint64_t begin, uint64_t end)
-      : file_(file), end_(end), buf_(kScanChunkBytes, '\0'), base_(begin) {}
-
-  uint64_t position() const { return base_ + pos_; }
-  // The unread bytes from position() in the buffer, without reading more.
-  ByteView Unread() const { return ByteView(buf_.data() + pos_, len_ - pos_); }
-  // The unread bytes from position(): at least `want` (<= kScanChunkBytes) of them unless
-  // the range ends first.
-  Result<ByteView> Peek(size_t want);
-  void Consume(size_t n) { pos_ += n; }
-  // CRC32C of the bytes consumed since the previous call (or the start).
-  uint32_t TakeCrc() {
-    crc_ = crc32c::Extend(crc_, buf_.data() + crc_from_, pos_ - crc_from_);
-    crc_from_ = pos_;
-    return std::exchange(crc_, 0);
-  }
-
- private:
-  const io::RandomAccessFile* file_;
-  const uint64_t end_;
-  std::string buf_;
-  uint64_t base_;        // file offset of buf_[0]
-  size_t len_ = 0;       // bytes of buf_ filled
-  size_t pos_ = 0;       // next byte to consume
-  size_t crc_from_ = 0;  // first consumed byte not yet in crc_
-  uint32_t crc_ = 0;
-};
-
-Result<ByteView> IndexStream::Peek(size_t want) {
-  if (len_ - pos_ < want && base_ + len_ < end_) {
-    crc_ = crc32c::Extend(crc_, buf_.data() + crc_from_, pos_ - crc_from_);
-    std::memmove(buf_.data(), buf_.data() + pos_, len_ - pos_);
-    base_ += pos_;
-    len_ -= pos_;
-    pos_ = crc_from_ = 0;
-    size_t n = static_cast<size_t>(std::min<uint64_t>(buf_.size() - len_, end_ - (base_ + len_)));
-    SLUICE_ASSIGN_OR_RETURN(ByteView got, file_->Read(base_ + len_, n, buf_.data() + len_));
-    if (got.size() != n) {
-      return DataLoss(file_->path() + ": index file shrank while it was read");
-    }
-    if (got.data() != buf_.data() + len_) std::memcpy(buf_.data() + len_, got.data(), n);
-    len_ += n;
-  }
-  return ByteView(buf_.data() + pos_, len_ - pos_);
-}
-
-// The decoder state of a table before one span of blocks, and where the span starts in the
-// index file. Span s of a table covers its blocks [s * span, (s + 1) * span), i.e. the bytes
-// [checkpoints[s].position, checkpoints[s + 1].position); the last checkpoint is a sentinel at
-// the table's end. `crc` is the CRC32C of the span's bytes at open, so that a later read can
-// tell whether they are still the same.
-struct Checkpoint {
-  uint64_t position = 0;
-  uint64_t end = 0;    // FrameCursor::end, or RecordCursor::end_in_frame
-  uint32_t frame = 0;  // RecordCursor::frame (0 in the frame table)
-  uint32_t crc = 0;
-};
-
-Checkpoint CheckpointAt(const FrameCursor& c) { return Checkpoint{0, c.end, 0, 0}; }
-Checkpoint CheckpointAt(const RecordCursor& c) {
-  return Checkpoint{0, c.end_in_frame, static_cast<uint32_t>(c.frame), 0};
-}
-void ResumeAt(const Checkpoint& cp, FrameCursor* c) { c->end = cp.end; }
-void ResumeAt(const Checkpoint& cp, RecordCursor* c) { *c = RecordCursor{cp.frame, cp.end}; }
-
-// A block derived by walking a span is cached with the decoder state before it in front of
-// its bytes (a Checkpoint's end and frame).
-constexpr size_t kStatePrefixBytes = 12;
-void PutStatePrefix(const Checkpoint& state, std::string* dst) {
-  dst->resize(kStatePrefixBytes);
-  EncodeFixed64(dst->data(), state.end);
-  EncodeFixed32(dst->data() + 8, state.frame);
-}
-
-// Blocks per checkpoint for a table of `entries` entries: the smallest power of two that
-// keeps its checkpoints (and the sentinel) within `budget_bytes`, or one span for the table.
-uint64_t SpanFor(uint64_t entries, uint64_t budget_bytes) {
-  const uint64_t blocks = (entries + K - 1) / K;
-  uint64_t span = 1;
-  while (span < blocks && ((blocks + span - 1) / span + 1) * sizeof(Checkpoint) > budget_bytes) {
-    span *= 2;
-  }
-  return span;
-}
-
-// One table of the index as the directory knows it.
-struct Table {
-  const char* name;  // "frame" or "record", for errors
-  uint64_t entries = 0;
-  uint64_t span = 1;  // blocks per checkpoint, a power of two
-  std::vector<Checkpoint> checkpoints;
-  const uint64_t id = IndexBlockCache::NewTableId();
-
-  explicit Table(const char* table_name) : name(table_name) {}
-  uint64_t BlocksIn(uint64_t s) const { return std::min(span, (entries + K - 1) / K - s * span); }
-};
-
-// Starts a span at `in`'s position when entry i begins one, sealing the previous span with
-// its CRC.
-template <typename Cursor>
-void MaybeStartSpan(Table* table, IndexStream* in, uint64_t i, const Cursor& cursor) {
-  static_assert((K & (K - 1)) == 0);
-  if ((i & (K * table->span - 1)) != 0) return;  // K and span are powers of two: no division
-  if (!table->checkpoints.empty()) table->checkpoints.back().crc = in->TakeCrc();
-  Checkpoint next = CheckpointAt(cursor);
-  next.position = in->position();
-  table->checkpoints.push_back(next);
-}
-void EndTable(Table* table, IndexStream* in) {
-  if (!table->checkpoints.empty()) table->checkpoints.back().crc = in->TakeCrc();
-  table->checkpoints.push_back(Checkpoint{in->position(), 0, 0, 0});
-}
+using index_spans::Checkpoint;
+using index_spans::CheckpointAt;
+using index_spans::EndTable;
+using index_spans::kStatePrefixBytes;
+using index_spans::MaybeStartSpan;
+using index_spans::PutStatePrefix;
+using index_spans::ResumeAt;
+using index_spans::SpanFor;
+using index_spans::Table;
 
 // A range walk (LocateRange) reads the spans of a table it needs at once, up to kRunBytes,
 // instead of one read per span: a chunk's records cost one read of the index file, which
@@ -626,73 +521,7 @@ Status IndexDirectory::LocateRangeInto(uint64_t first, uint64_t count,
   return s;
 }
 
-class InMemoryIndexLookup final : public IndexLookup {
- public:
-  InMemoryIndexLookup(ShardIndex index, uint64_t chunk_bytes)
-      : index_(std::move(index)), chunks_(ChunkTableOf(index_, chunk_bytes)) {
-    const std::string serialized = index_.Serialize();
-    checksum_ = crc32c::Unmask(DecodeFixed32(serialized.data() + serialized.size() - 4));
-  }
-  Status Frame(uint64_t j, IndexFrame* frame) const override {
-    if (j >= index_.frames().size()) {
-      return DataLoss("index frame " + std::to_string(j) + " out of range (" +
-                      std::to_string(index_.frames().size()) + " frames)");
-    }
-    *frame = index_.frames()[j];
-    return Status::OK();
-  }
-  const std::vector<ShardChunk>& chunks() const override { return chunks_; }
-  uint32_t checksum() const override { return checksum_; }
-  Codec codec() const override { return index_.codec(); }
-  uint64_t num_records() const override { return index_.num_records(); }
-  uint64_t end_offset() const override {
-    const auto& frames = index_.frames();
-    return frames.empty() ? 0 : frames.back().file_offset + frames.back().file_bytes;
-  }
-  uint64_t memory_bytes() const override {
-    return index_.frames().capacity() * sizeof(IndexFrame) +
-           index_.records().capacity() * sizeof(IndexRecord);
-  }
-  Status Locate(uint64_t i, IndexRecord* record, IndexFrame* frame) const override {
-    if (i >= index_.num_records()) {
-      return OutOfRange("index entry " + std::to_string(i) + " out of range (" +
-                        std::to_string(index_.num_records()) + " records)");
-    }
-    *record = index_.records()[i];
-    *frame = index_.frames()[record->frame];
-    return Status::OK();
-  }
-
- private:
-  ShardIndex index_;
-  std::vector<ShardChunk> chunks_;
-  uint32_t checksum_ = 0;
-};
-
 }  // namespace
-
-Status IndexLookup::LocateRange(uint64_t first, uint64_t count,
-                                const IndexEntryVisitor& visit) const {
-  IndexRecord record;
-  IndexFrame frame;
-  for (uint64_t i = first; i - first < count; ++i) {
-    SLUICE_RETURN_IF_ERROR(Locate(i, &record, &frame));
-    visit(i, record, frame);
-  }
-  return Status::OK();
-}
-
-Status IndexLookup::LocateRangeInto(uint64_t first, uint64_t count,
-                                    std::vector<RangeEntry>* out) const {
-  out->clear();
-  return LocateRange(first, count, [out](uint64_t, const IndexRecord& r, const IndexFrame& f) {
-    out->push_back(RangeEntry{r, f.file_offset});
-  });
-}
-
-std::unique_ptr<IndexLookup> NewInMemoryIndexLookup(ShardIndex index, uint64_t chunk_bytes) {
-  return std::make_unique<InMemoryIndexLookup>(std::move(index), chunk_bytes);
-}
 
 Result<std::unique_ptr<IndexLookup>> OpenIndexDirectory(
     io::FileSystem* fs, const std::string& index_path, std::shared_ptr<IndexBlockCache> cache,

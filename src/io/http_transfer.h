@@ -1,6 +1,6 @@
 // One attempt of an HTTP request on a libcurl easy handle: setting the handle up, capturing
 // the response, and classifying how the attempt ended. Used only by the engine's thread
-// (http_engine.cc), which owns every Transfer.
+// (http_engine.cc), which owns every Transfer. Also the registry of live engines.
 #pragma once
 
 #include <curl/curl.h>
@@ -63,5 +63,10 @@ AttemptResult ClassifyAttempt(CURLcode code, const Transfer& t, const HttpReques
 
 // Lower-cases ASCII.
 std::string AsciiLower(std::string_view s);
+
+// The registry of live engines (http_engines.cc), for ProcessHttpStats: an engine joins it
+// when constructed and leaves it before it is destroyed.
+void RegisterEngine(const HttpEngine* engine);
+void UnregisterEngine(const HttpEngine* engine);
 
 }  // namespace sluice::io::internal

@@ -85,7 +85,7 @@ class ChunkCache {
     uint32_t waiters = 0;   // readers waiting for it
     bool released = false;  // its last need is over: erased once idle (unless held again)
     uint64_t first_sample = UINT64_MAX;  // earliest need (eviction: latest needed goes first)
-    bool kept = false;  // adopted from Options::kept and not needed yet
+    bool kept = false;                   // adopted from Options::kept and not needed yet
     std::string fetched;
     std::shared_ptr<ChargedChunk> data;  // kReady
     Status error;

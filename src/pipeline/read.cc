@@ -195,7 +195,9 @@ void ReadIterator::StartCache() {
   o.capacity_bytes = ChunkCacheCapacity(ctx_->options().memory_budget_bytes);
   o.max_decodes = std::max<size_t>(1, ctx_->pool()->size());
   const uint64_t decoded = chunks_->decoded_bytes();
-  if (cfg_.read.keep_decoded_chunks && decoded > 0 && decoded <= o.capacity_bytes) o.kept = cfg_.kept;
+  if (cfg_.read.keep_decoded_chunks && decoded > 0 && decoded <= o.capacity_bytes) {
+    o.kept = cfg_.kept;  // the whole dataset fits: what this cache decodes, the next needs
+  }
   cache_ =
       std::make_unique<ChunkCache>(ctx_, counters_, cfg_.source.get(), chunks_,
                                    ChunkPlan(order_, chunks_, cfg_.sharding, slice_.start()), o);
@@ -249,24 +251,20 @@ void ReadIterator::Work(Chunk* c) {
   reads->LocateAll(c->elems, c->size);  // first: an error names the record
   // TransformChunk calls the function once per element, in order (a dropped one included;
   // it appends nothing to the packed records, so that the kept ones stay aligned).
-  c->packed = packed_.load(std::memory_order_relaxed);
+  const bool packed = c->packed = packed_.load(std::memory_order_relaxed);
   c->records.clear();
   c->record_ends.clear();
-  if (c->packed) {
-    TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
-      SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
-      e.tensors.clear();  // a no-op but for the first run after elements of their own
-      c->records.append(record.data(), record.size());
-      c->record_ends.push_back(c->records.size());
-      return true;
-    });
-  } else {
-    TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
-      SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
+  TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
+    SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
+    if (!packed) {
       SetRecord(&e, record);
       return true;
-    });
-  }
+    }
+    e.tensors.clear();  // a no-op but for the first run after elements of their own
+    c->records.append(record.data(), record.size());
+    c->record_ends.push_back(c->records.size());
+    return true;
+  });
   std::lock_guard<std::mutex> lock(reads_mu_);
   idle_reads_.push_back(std::move(reads));
 }

@@ -91,8 +91,7 @@ class PipelineKeptChunks : public ::testing::TestWithParam<format::Codec> {
   uint64_t decoded_bytes_ = 0;
 };
 
-INSTANTIATE_TEST_SUITE_P(Codecs, PipelineKeptChunks, testing::AllCodecs(),
-                         testing::CodecTestName);
+INSTANTIATE_TEST_SUITE_P(Codecs, PipelineKeptChunks, testing::AllCodecs(), testing::CodecTestName);
 
 TEST_P(PipelineKeptChunks, NextEpochStartsWithTheChunksTheLastOneDecoded) {
   const Dataset ds = Pipeline(source_);

@@ -1,0 +1,82 @@
+// JsonlConverter: one tf.train.Example per JSON line (`sluice convert jsonl`,
+// convert_jsonl.cc).
+//
+// Typing (docs/cli.md): string -> bytes, integer -> int64, float -> float, bool -> int64
+// 0/1, arrays of numbers -> int64 or float lists, arrays of strings -> bytes lists. Nested
+// objects, null and mixed arrays are left out with a note. A feature keeps the type of its
+// first occurrence, so that every record of the dataset parses the same way: integers are
+// accepted into a float feature when float32 holds them exactly, anything else of another
+// type, and any value the feature's type cannot store faithfully (an integer beyond int64,
+// an integer float32 would round, a float beyond float32's range), makes the line bad.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/base/status.h"
+#include "sluice/format/example.h"
+
+namespace sluice::cli {
+
+// One JSON number: integers keep their exact value (a double would round those past 2^53).
+struct Number {
+  bool integer = false;
+  int64_t exact = 0;  // when integer
+  double value = 0;   // when not
+};
+
+// One JSON value as feature values, before the type check against earlier lines.
+struct FieldValues {
+  format::FeatureType type =
+      format::FeatureType::kNone;  // kNone: an empty array (no values, no type)
+  std::vector<std::string> bytes;
+  std::vector<Number> numbers;  // kInt64 and kFloat
+};
+
+// A field left out of some records, for the summary.
+struct LeftOut {
+  std::string kind;  // "object", "null", "mixed array"
+  uint64_t lines = 0;
+  uint64_t first_line = 0;
+};
+
+class JsonlConverter {
+ public:
+  // `omit_text`: the text field is not added to the Example (it is tokenized instead).
+  JsonlConverter(std::string text_field, bool omit_text)
+      : text_field_(std::move(text_field)), omit_text_(omit_text) {}
+
+  // Builds the Example of one line and returns its text field. An error is why the line is
+  // skipped; the feature types learned from a skipped line are forgotten.
+  Status Convert(std::string_view line, uint64_t line_number, format::ExampleBuilder* example,
+                 std::string* text);
+  std::vector<std::string> Notes() const;
+
+  // The feature types fixed so far; seeding them makes this converter go on where one that
+  // read the earlier lines left off (a distributed job's task: docs/dist.md).
+  const std::map<std::string, format::FeatureType>& types() const { return types_; }
+  void Seed(std::map<std::string, format::FeatureType> types) { types_ = std::move(types); }
+
+ private:
+  // A field's values in the feature type its first occurrence fixed.
+  struct Feature {
+    format::FeatureType type = format::FeatureType::kNone;
+    std::vector<std::string> bytes;
+    std::vector<int64_t> int64s;
+    std::vector<float> floats;
+  };
+  // The values as that type, or why this line cannot give them: another type, or a value
+  // the type cannot store faithfully.
+  Result<Feature> Typed(const std::string& name, FieldValues f) const;
+  void Add(const std::string& name, Feature* f, format::ExampleBuilder* example) const;
+
+  const std::string text_field_;
+  const bool omit_text_;
+  std::map<std::string, format::FeatureType> types_;  // fixed by each feature's first occurrence
+  std::map<std::string, LeftOut> left_out_;
+};
+
+}  // namespace sluice::cli
