@@ -13,6 +13,9 @@ namespace {
 
 using Json = nlohmann::json;
 using format::FeatureType;
+using jsonl::FieldValues;
+using jsonl::LeftOut;
+using jsonl::Number;
 
 // Json::parse, except that it also notes the first integer literal of a top-level field
 // that int64 cannot hold: nlohmann-json keeps such a literal as a uint64 (above 2^63 - 1) or,

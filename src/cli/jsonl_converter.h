@@ -21,6 +21,8 @@
 
 namespace sluice::cli {
 
+namespace jsonl {  // the converter's parts
+
 // One JSON number: integers keep their exact value (a double would round those past 2^53).
 struct Number {
   bool integer = false;
@@ -42,6 +44,8 @@ struct LeftOut {
   uint64_t lines = 0;
   uint64_t first_line = 0;
 };
+
+}  // namespace jsonl
 
 class JsonlConverter {
  public:
@@ -70,13 +74,13 @@ class JsonlConverter {
   };
   // The values as that type, or why this line cannot give them: another type, or a value
   // the type cannot store faithfully.
-  Result<Feature> Typed(const std::string& name, FieldValues f) const;
+  Result<Feature> Typed(const std::string& name, jsonl::FieldValues f) const;
   void Add(const std::string& name, Feature* f, format::ExampleBuilder* example) const;
 
   const std::string text_field_;
   const bool omit_text_;
   std::map<std::string, format::FeatureType> types_;  // fixed by each feature's first occurrence
-  std::map<std::string, LeftOut> left_out_;
+  std::map<std::string, jsonl::LeftOut> left_out_;
 };
 
 }  // namespace sluice::cli

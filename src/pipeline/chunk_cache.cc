@@ -109,7 +109,7 @@ ChunkCache::~ChunkCache() {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] { return fetching_ == 0 && decoding_now_ == 0; });
   if (!options_.kept) return;
-  KeptChunks::Chunks ready = TakeReadyLocked(/*held_too=*/true);
+  KeptChunks::Chunks ready = TakeReadyLocked();
   l.unlock();
   options_.kept->Put(std::move(ready), options_.capacity_bytes);
 }
@@ -117,23 +117,29 @@ ChunkCache::~ChunkCache() {
 void ChunkCache::Finish() {
   if (!options_.kept) return;
   std::unique_lock<std::mutex> l(mu_);
-  KeptChunks::Chunks ready = TakeReadyLocked(/*held_too=*/false);
+  KeptChunks::Chunks ready = TakeReadyLocked();
   l.unlock();
   options_.kept->Put(std::move(ready), options_.capacity_bytes);
 }
 
-KeptChunks::Chunks ChunkCache::TakeReadyLocked(bool held_too) {
+KeptChunks::Chunks ChunkCache::TakeReadyLocked() {
   KeptChunks::Chunks ready;
   for (auto it = entries_.begin(); it != entries_.end();) {
     Entry& e = it->second;
-    // A chunk a reader holds stays charged to this pipeline's budget: not kept.
-    if (e.state != State::kReady || e.waiters > 0 || (e.holds > 0 && !held_too) ||
-        e.data.use_count() != 1) {
+    // A chunk a reader holds stays charged to this pipeline's budget: not kept. (A window
+    // may still hold one at the end of the stream: its last records dropped under skip.)
+    if (e.state != State::kReady || e.waiters > 0 || e.data.use_count() != 1) {
       ++it;
       continue;
     }
     e.data->budget->Release(e.data->bytes);
     e.data->budget = nullptr;
+    // A recycled buffer may be far longer than the chunk: kept for epochs, it goes to size.
+    std::string& bytes = e.data->chunk.bytes;
+    if (bytes.capacity() - bytes.size() > bytes.size() / 4 + (uint64_t{64} << 10)) {
+      bytes.shrink_to_fit();
+      e.data->bytes = e.data->chunk.memory_bytes();
+    }
     ready.emplace(it->first, std::move(e.data));
     if (e.reserved) reserved_ -= e.info.decoded_bytes;
     it = entries_.erase(it);

@@ -70,8 +70,8 @@ class ChunkCache {
   void Delivered(uint64_t k);
   // Wakes waiters (they return Cancelled) and stops starting work. Thread-safe.
   void Stop();
-  // The stage read its last sample: with Options::kept, gives it the ready chunks no window
-  // or reader holds (the next iterator may start before this one is destroyed).
+  // The stage delivered its last sample: with Options::kept, gives it the ready chunks no
+  // reader holds (the next iterator may start before this one is destroyed).
   void Finish();
 
  private:
@@ -113,9 +113,9 @@ class ChunkCache {
   void AdoptKept();
   // A need or a reader uses `e`: counts a kept chunk's first use (StageCounters::chunk_kept).
   void UseLocked(Entry* e);
-  // Erases the ready chunks no reader holds (nor a window, unless `held_too`), charged to
-  // no budget, for KeptChunks.
-  KeptChunks::Chunks TakeReadyLocked(bool held_too);
+  // Erases the ready chunks no reader holds, charged to no budget, for KeptChunks (called
+  // at the end of the stream or when the cache goes).
+  KeptChunks::Chunks TakeReadyLocked();
   // A queued chunk the plan admitted (reserved), so a fetch may start for it.
   bool FetchableLocked(uint64_t chunk) const;
   // One fetch for `group`: queued chunks of one shard, adjacent in it (or a single chunk).

@@ -6,13 +6,15 @@
 // shuffle or shard of the same read) starts with them instead of decoding them again: a
 // compressed dataset that fits in memory is decoded once per process, not once per epoch.
 // Between iterators the kept bytes are charged to no pipeline's budget; an iterator that
-// takes them charges them to its own.
+// takes them charges them to its own. At most `max_bytes` of decoded bytes are kept (the
+// chunks' record tables, 8 bytes per record, come on top).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "context.h"
@@ -40,15 +42,18 @@ class KeptChunks {
   Chunks Take() {
     std::lock_guard<std::mutex> g(mu_);
     bytes_ = 0;
-    return std::move(chunks_);
+    return std::exchange(chunks_, {});
   }
   // Keeps `chunks` (none charged to a budget, each held by nobody else) with those kept
-  // already, as long as their bytes stay within `max_bytes`; the rest are dropped.
+  // already, as long as their decoded bytes stay within `max_bytes` (the measure the read
+  // decides with: SnapshotChunks::decoded_bytes() against the cache's capacity); the rest are
+  // dropped.
   void Put(Chunks chunks, uint64_t max_bytes) {
     std::lock_guard<std::mutex> g(mu_);
     for (auto& [index, data] : chunks) {
-      if (chunks_.count(index) != 0 || bytes_ + data->bytes > max_bytes) continue;
-      bytes_ += data->bytes;
+      const uint64_t decoded = data->chunk.bytes.size();
+      if (chunks_.count(index) != 0 || bytes_ + decoded > max_bytes) continue;
+      bytes_ += decoded;
       chunks_.emplace(index, std::move(data));
     }
   }
@@ -60,7 +65,7 @@ class KeptChunks {
  private:
   mutable std::mutex mu_;
   Chunks chunks_;       // guarded by mu_
-  uint64_t bytes_ = 0;  // guarded by mu_: their ChargedChunk::bytes
+  uint64_t bytes_ = 0;  // guarded by mu_: their decoded bytes
 };
 
 }  // namespace sluice::pipeline

@@ -77,9 +77,10 @@ class PipelineKeptChunks : public ::testing::TestWithParam<format::Codec> {
     return o;
   }
 
-  // Epoch `epoch`'s stream from a read of its own that keeps nothing.
-  std::vector<int64_t> Expected(uint64_t epoch) {
-    auto it = MakeIt(Pipeline(Source(), /*keep=*/false), Options(epoch));
+  // Epoch `epoch`'s stream from a read of its own that keeps nothing (the budget sizes the
+  // order's window).
+  std::vector<int64_t> Expected(uint64_t epoch, uint64_t budget = 64ull << 20) {
+    auto it = MakeIt(Pipeline(Source(), /*keep=*/false), Options(epoch, budget));
     return Drain(it.get());
   }
 
@@ -144,6 +145,19 @@ TEST_P(PipelineKeptChunks, DatasetLargerThanTheCacheKeepsNothing) {
   }
 }
 
+// A dataset whose decoded bytes just fit the cache is kept whole: the kept bytes are counted
+// as the read decides, in decoded bytes (a chunk's record table and its buffer's spare
+// capacity come on top).
+TEST_P(PipelineKeptChunks, DatasetThatJustFitsTheCacheIsKeptWhole) {
+  const uint64_t budget = 2 * decoded_bytes_;  // cache: exactly the decoded bytes
+  const Dataset ds = Pipeline(source_);
+  Drain(MakeIt(ds, Options(0, budget)).get());
+  auto it = MakeIt(ds, Options(1, budget));
+  EXPECT_EQ(Drain(it.get()), Expected(1, budget));
+  EXPECT_EQ(it->stats().stages[0].chunk_kept, chunks_);
+  EXPECT_EQ(it->stats().stages[0].chunk_decodes, 0u);
+}
+
 // Repeat makes a read stage per epoch in one iterator: the epochs after the first start
 // with the chunks of the one before.
 TEST_P(PipelineKeptChunks, RepeatDecodesEachChunkOnce) {
@@ -177,8 +191,12 @@ TEST_P(PipelineKeptChunks, RestoreStartsWithTheKeptChunksAndContinuesExactly) {
   auto resumed = MakeIt(ds, Options(0));
   ASSERT_TRUE(resumed->Restore(state).ok());
   EXPECT_EQ(Drain(resumed.get()), std::vector<int64_t>(all.begin() + taken, all.end()));
-  EXPECT_GT(resumed->stats().stages[0].chunk_kept, 0u);
-  EXPECT_LE(resumed->stats().stages[0].chunk_kept, chunks_);
+  const PipelineStats stats = resumed->stats();
+  EXPECT_GT(stats.stages[0].chunk_kept, 0u);
+  EXPECT_LE(stats.stages[0].chunk_kept, chunks_);
+  // Every charge of the chunks handed over twice (at the restore and at the end) released
+  // once: an unbalanced release would wrap the count around.
+  EXPECT_LT(stats.memory_used_bytes, decoded_bytes_ / 4) << stats.memory_used_bytes;
 }
 
 // Iterators of one read running at once: one of them starts with the kept chunks (if any),
