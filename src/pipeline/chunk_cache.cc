@@ -76,13 +76,10 @@ ChunkCache::ChunkCache(PipelineContext* ctx, StageCounters* counters, const Reco
 }
 
 void ChunkCache::AdoptKept() {
+  // All fit: the read gives a cache its KeptChunks only when every chunk of the snapshot
+  // does, and the chunk numbers are the snapshot's (one KeptChunks per read).
   for (auto& [chunk, data] : options_.kept->Take()) {
-    if (chunk >= chunks_->size()) continue;  // not this snapshot's (never: one per read())
     Entry& e = EntryLocked(chunk);
-    if (reserved_ + e.info.decoded_bytes > options_.capacity_bytes) {
-      entries_.erase(chunk);
-      continue;
-    }
     data->budget = ctx_->budget();
     data->budget->Charge(data->bytes);
     e.state = State::kReady;
@@ -108,10 +105,8 @@ ChunkCache::~ChunkCache() {
   Stop();
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] { return fetching_ == 0 && decoding_now_ == 0; });
-  if (!options_.kept) return;
-  KeptChunks::Chunks ready = TakeReadyLocked();
   l.unlock();
-  options_.kept->Put(std::move(ready), options_.capacity_bytes);
+  Finish();  // nothing runs any more: every ready chunk no reader holds goes
 }
 
 void ChunkCache::Finish() {

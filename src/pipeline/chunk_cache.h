@@ -70,8 +70,9 @@ class ChunkCache {
   void Delivered(uint64_t k);
   // Wakes waiters (they return Cancelled) and stops starting work. Thread-safe.
   void Stop();
-  // The stage delivered its last sample: with Options::kept, gives it the ready chunks no
-  // reader holds (the next iterator may start before this one is destroyed).
+  // The stage delivered its last sample (and the destructor, once nothing runs): with
+  // Options::kept, gives it the ready chunks no reader holds (the next iterator may start
+  // before this one is destroyed).
   void Finish();
 
  private:

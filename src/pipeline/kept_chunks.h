@@ -15,7 +15,6 @@
 #include <mutex>
 #include <unordered_map>
 #include <utility>
-#include <vector>
 
 #include "context.h"
 #include "sluice/format/shard_chunks.h"
@@ -57,13 +56,9 @@ class KeptChunks {
       chunks_.emplace(index, std::move(data));
     }
   }
-  uint64_t bytes() const {
-    std::lock_guard<std::mutex> g(mu_);
-    return bytes_;
-  }
 
  private:
-  mutable std::mutex mu_;
+  std::mutex mu_;
   Chunks chunks_;       // guarded by mu_
   uint64_t bytes_ = 0;  // guarded by mu_: their decoded bytes
 };
