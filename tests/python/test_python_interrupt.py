@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -19,13 +20,19 @@ PRELUDE = """
 import json, sys, threading, time
 import sluice
 slow = True
+working = False
 def work(e):
-    # parallelism 0: the caller's thread runs the map, slowly. parallelism 2: only pool
-    # threads are slow, so the caller mostly waits for chunks pool threads compute (the
-    # wait-check path); the signal may still land while it runs this function for a chunk
-    # of its own.
+    # parallelism 0: the caller's thread runs the map and blocks in it: the signal, sent once
+    # "working" is printed, lands inside this function, not between two of its calls.
+    # parallelism 2: only pool threads are slow, so the caller mostly waits for chunks pool
+    # threads compute (the wait-check path); the signal may still land while it runs this
+    # function for a chunk of its own.
+    global working
     if slow and ({par} == 0 or threading.current_thread() is not threading.main_thread()):
-        time.sleep(0.05)
+        if not working:
+            working = True
+            print("working", flush=True)
+        time.sleep(0.05 if {par} else 60)
     return e
 ds = sluice.from_records([b"%d" % i for i in range(20000)]).map(
     work, parallelism={par}, chunk_elements=10)
@@ -42,9 +49,9 @@ def run_and_interrupt(body, parallelism):
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-        # next(it) is computing a batch that takes minutes; interrupt it.
-        import time
-        time.sleep(0.5)
+        # next(it) is computing a batch that takes minutes; interrupt it once it runs work().
+        assert proc.stdout.readline().strip() == "working", proc.stderr.read()
+        time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=DEADLINE_SECONDS)
     finally:
