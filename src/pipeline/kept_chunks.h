@@ -10,6 +10,7 @@
 // chunks' record tables, 8 bytes per record, come on top).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,10 @@ class KeptChunks {
  public:
   using Chunks = std::unordered_map<uint64_t, std::shared_ptr<ChargedChunk>>;  // by chunk
 
+  // Called by each iterator of the read as it starts: whether one started before (the read
+  // is being read again, so what it decodes now is worth keeping).
+  bool StartIterator() { return started_.exchange(true, std::memory_order_relaxed); }
+
   // Everything kept, for one iterator: the next one finds nothing until this one Puts.
   Chunks Take() {
     std::lock_guard<std::mutex> g(mu_);
@@ -58,6 +63,7 @@ class KeptChunks {
   }
 
  private:
+  std::atomic<bool> started_{false};
   std::mutex mu_;
   Chunks chunks_;       // guarded by mu_
   uint64_t bytes_ = 0;  // guarded by mu_: their decoded bytes

@@ -89,6 +89,17 @@ def test_next_epoch_starts_with_the_chunks_the_last_one_decoded(tmp_path, codec)
         assert read["chunk_kept"] == (0 if epoch == 0 else ds.num_chunks)
 
 
+def test_an_unshuffled_read_keeps_from_its_second_pass(tmp_path):
+    # Its window is a chunk: a single pass recycles a few buffers instead of keeping them all.
+    ds = sluice.read(write(tmp_path, "zstd")).batch(32)
+    for epoch in range(3):
+        it = ds.iterator(epoch=epoch)
+        assert ids(it) == list(range(sum(COUNTS)))
+        read = it.stats()["stages"][0]
+        assert read["chunk_decodes"] == (0 if epoch == 2 else ds.num_chunks)
+        assert read["chunk_kept"] == (ds.num_chunks if epoch == 2 else 0)
+
+
 def test_a_dataset_larger_than_the_cache_keeps_nothing(tmp_path):
     ds = sluice.read(write(tmp_path, "zstd")).shuffle(seed=5).batch(32)
     budget = 4096  # the decoded-chunk cache: 2 KiB, below the dataset's decoded bytes

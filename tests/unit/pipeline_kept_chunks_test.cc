@@ -147,13 +147,15 @@ TEST_P(PipelineKeptChunks, DatasetLargerThanTheCacheKeepsNothing) {
 
 // A dataset whose decoded bytes just fit the cache is kept whole: the kept bytes are counted
 // as the read decides, in decoded bytes (a chunk's record table and its buffer's spare
-// capacity come on top).
+// capacity come on top). Its default window is smaller than the dataset (the cache keeps room
+// to decode ahead), so the first pass keeps nothing and the second keeps every chunk.
 TEST_P(PipelineKeptChunks, DatasetThatJustFitsTheCacheIsKeptWhole) {
   const uint64_t budget = 2 * decoded_bytes_;  // cache: exactly the decoded bytes
   const Dataset ds = Pipeline(source_);
   Drain(MakeIt(ds, Options(0, budget)).get());
-  auto it = MakeIt(ds, Options(1, budget));
-  EXPECT_EQ(Drain(it.get()), Expected(1, budget));
+  Drain(MakeIt(ds, Options(1, budget)).get());
+  auto it = MakeIt(ds, Options(2, budget));
+  EXPECT_EQ(Drain(it.get()), Expected(2, budget));
   EXPECT_EQ(it->stats().stages[0].chunk_kept, chunks_);
   EXPECT_EQ(it->stats().stages[0].chunk_decodes, 0u);
 }
@@ -221,6 +223,34 @@ TEST_P(PipelineKeptChunks, IteratorsRunningAtOnceEachReadTheirEpoch) {
   EXPECT_EQ(Drain(it.get()), Expected(3));
   EXPECT_EQ(it->stats().stages[0].chunk_kept, chunks_);
   EXPECT_EQ(it->stats().stages[0].chunk_decodes, 0u);
+}
+
+// A read whose order does not hold every chunk at once (no shuffle, or a window of two
+// chunks) recycles a few chunks' buffers in its first pass and keeps nothing then (keeping
+// would take memory a single pass never touches); it keeps from its second pass on.
+TEST_P(PipelineKeptChunks, ReadWhoseWindowIsNotTheDatasetKeepsFromItsSecondPass) {
+  for (const bool shuffled : {false, true}) {
+    SCOPED_TRACE(shuffled ? "a window of 2 chunks" : "no shuffle");
+    const auto pipeline = [&](std::shared_ptr<RecordSource> source, bool keep) {
+      ReadOptions ro;
+      ro.chunk_records = 16;
+      ro.keep_decoded_chunks = keep;
+      Dataset d = Dataset::FromSource(std::move(source), ro);
+      if (shuffled) d = d.Shuffle({.seed = 3, .window_chunks = 2});
+      return d.Map(ParseId, IdMap(2)).Batch(8);
+    };
+    auto counted = Source();
+    const Dataset ds = pipeline(counted, /*keep=*/true);
+    for (uint64_t epoch : {0u, 1u, 2u}) {
+      SCOPED_TRACE(::testing::Message() << "epoch " << epoch);
+      auto it = MakeIt(ds, Options(epoch));
+      EXPECT_EQ(Drain(it.get()), Drain(MakeIt(pipeline(Source(), false), Options(epoch)).get()));
+      const StageStats& read = it->stats().stages[0];
+      EXPECT_EQ(read.chunk_kept, epoch == 2 ? chunks_ : 0u);
+      EXPECT_EQ(read.chunk_decodes, epoch == 2 ? 0u : chunks_);
+    }
+    EXPECT_EQ(counted->TotalDecodes(), 2 * chunks_);
+  }
 }
 
 // Each read keeps its own chunks: another read of the same files starts cold.
