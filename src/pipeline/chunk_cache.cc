@@ -158,8 +158,13 @@ ChunkCache::Entry& ChunkCache::EntryLocked(uint64_t chunk) {
   return it->second;
 }
 
-void ChunkCache::Pulled(uint64_t) {
+void ChunkCache::Pulled(uint64_t k) {
   std::lock_guard<std::mutex> l(mu_);
+  pulled_ = std::max(pulled_, k);
+  while (!ahead_.empty() && ahead_.top().first < pulled_) {
+    ahead_bytes_ -= ahead_.top().second;
+    ahead_.pop();
+  }
   PumpLocked();
 }
 
@@ -196,6 +201,12 @@ void ChunkCache::PumpLocked() {
     auto it = entries_.find(n.chunk);
     const bool reserve = it == entries_.end() || !it->second.reserved;
     const uint64_t bytes = n.info.decoded_bytes;
+    // Needed only later: admitted while the read-ahead allows (the next pulls admit more).
+    const bool ahead = n.first_sample >= pulled_;
+    if (reserve && ahead && options_.read_ahead_bytes > 0 && ahead_bytes_ > 0 &&
+        ahead_bytes_ + bytes > options_.read_ahead_bytes) {
+      break;
+    }
     if (reserve && reserved_ > 0 && reserved_ + bytes > options_.capacity_bytes &&
         !MakeRoomLocked(bytes, n.chunk, /*unheld_only=*/true)) {
       break;
@@ -204,6 +215,10 @@ void ChunkCache::PumpLocked() {
     if (!e.reserved) {
       e.reserved = true;
       reserved_ += bytes;
+      if (ahead && options_.read_ahead_bytes > 0) {
+        ahead_.emplace(n.first_sample, bytes);
+        ahead_bytes_ += bytes;
+      }
       if (e.state == State::kQueued) fetch_queue_.push_back(n.chunk);
     }
     ++e.holds;

@@ -51,6 +51,9 @@ class ChunkCache {
     size_t max_fetches = 16;                        // fetches in flight
     size_t max_decodes = 2;                         // decode tasks on the pool
     std::shared_ptr<KeptChunks> kept;               // null: keep nothing past the cache
+    // Decoded bytes admitted for needs whose first sample is not pulled yet (at least one
+    // such need is); 0: up to the capacity. RecordSource::read_ahead_bytes.
+    uint64_t read_ahead_bytes = 0;
   };
   using Handle = std::shared_ptr<const format::DecodedChunk>;
 
@@ -146,6 +149,13 @@ class ChunkCache {
   // releases_.top().last_sample, read without the lock by Delivered (UINT64_MAX: none).
   std::atomic<uint64_t> next_release_{UINT64_MAX};
   uint64_t reserved_ = 0;
+  // The samples pulled so far, and the needs admitted ahead of them (first sample, decoded
+  // bytes; the earliest on top) with their bytes' sum, for Options::read_ahead_bytes.
+  uint64_t pulled_ = 0;
+  std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>,
+                      std::greater<>>
+      ahead_;
+  uint64_t ahead_bytes_ = 0;
   size_t fetching_ = 0;      // fetches in flight, a group counting once (callbacks not run)
   size_t decode_tasks_ = 0;  // decode tasks submitted and not finished
   size_t decoding_now_ = 0;  // decodes running (tasks or readers)

@@ -35,6 +35,7 @@ class ForwardingSource : public RecordSource {
     inner_->FetchChunk(shard, chunk, std::move(done), context);
   }
   uint64_t fetch_group_bytes() const override { return inner_->fetch_group_bytes(); }
+  uint64_t read_ahead_bytes() const override { return inner_->read_ahead_bytes(); }
   void FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,
                    io::RangesCallback done, const io::IoContext& context) const override {
     inner_->FetchChunks(shard, chunks, std::move(done), context);

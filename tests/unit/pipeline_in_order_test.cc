@@ -2,7 +2,9 @@
 // chunk cache in stored order (ChunkOrder::InOrder): every record once and in order, each
 // chunk fetched and decoded once, exact save/restore, ranks striped as before; and the
 // in-order chunk order itself.
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "pipeline_test_util.h"
 #include "sluice/base/thread_pool.h"
@@ -225,6 +227,61 @@ TEST_P(PipelineInOrder, AdjacentChunksOfAShardAreFetchedTogether) {
 TEST_P(PipelineInOrder, ShardsOnAFileSystemThatDoesNotMergeRangesAreFetchedChunkByChunk) {
   EXPECT_FALSE(fs_->merges_ranges());
   EXPECT_EQ(Source()->fetch_group_bytes(), 0u);  // tests/python/test_s3_faults.py: S3 groups
+}
+
+// A source whose read-ahead is set (local shard files: 32 MiB; here a few chunks).
+class ReadAheadSource final : public ForwardingSource {
+ public:
+  ReadAheadSource(std::shared_ptr<RecordSource> inner, uint64_t bytes)
+      : ForwardingSource(std::move(inner)), bytes_(bytes) {}
+  uint64_t read_ahead_bytes() const override { return bytes_; }
+
+ private:
+  const uint64_t bytes_;
+};
+
+// The cache admits the chunks of samples not pulled yet up to the source's read-ahead, not up
+// to its capacity: a consumer that stops after one batch leaves a few chunks decoded, not the
+// dataset (which fits the cache, and is what a read-ahead of 0, remote storage's, decodes).
+// read -> batch 8 (no map: its window would pull hundreds of records ahead).
+TEST_P(PipelineInOrder, AnUnshuffledReadDecodesAheadOnlyItsReadAhead) {
+  auto chunks = SnapshotChunks::Of(*Source());
+  ASSERT_TRUE(chunks.ok());
+  const uint64_t total_chunks = (*chunks)->size();
+  if (total_chunks < 20) GTEST_SKIP() << "one chunk per gzip shard: too few to tell";
+  for (const uint64_t read_ahead : {uint64_t{0}, uint64_t{300}}) {
+    SCOPED_TRACE(::testing::Message() << "read-ahead " << read_ahead << " bytes");
+    auto counted = Source();
+    ReadOptions ro;
+    ro.chunk_records = 16;
+    auto it = MakeIt(
+        Dataset::FromSource(std::make_shared<ReadAheadSource>(counted, read_ahead), ro).Batch(8),
+        Options(2));
+    Element e;
+    ASSERT_TRUE(it->Next(&e).ok());
+    // Pulled so far: the batch and the read's tasks ahead of it (<= 8 + 4 x 16 records, ~3
+    // chunks of ~25); ahead of them ~1-2 chunks of ~256 decoded bytes (one more if it
+    // overshoots). Given time, a read-ahead of 0 decodes every chunk.
+    uint64_t decoded = 0;
+    for (int wait = 0; wait < (read_ahead == 0 ? 250 : 10); ++wait) {  // <= 5 s, 0.2 s
+      decoded = counted->TotalDecodes();
+      if (decoded == total_chunks) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (read_ahead == 0) {
+      EXPECT_EQ(decoded, total_chunks);
+    } else {
+      EXPECT_LE(decoded, 8u) << "of " << total_chunks;
+    }
+    size_t batches = 1;
+    for (Result<bool> more = it->Next(&e); more.ok() && *more; more = it->Next(&e)) ++batches;
+    EXPECT_EQ(batches, static_cast<size_t>((total_ + 7) / 8));
+    EXPECT_EQ(counted->TotalDecodes(), total_chunks) << "each chunk decoded once";
+  }
+}
+
+TEST_P(PipelineInOrder, ShardFilesOnLocalDiskReadAheadABoundedAmount) {
+  EXPECT_EQ(Source()->read_ahead_bytes(), uint64_t{32} << 20);  // the memory file system's too
 }
 
 TEST_P(PipelineInOrder, GroupedFetchesKeepAShuffledOrderExactly) {
