@@ -198,7 +198,11 @@ void ReadIterator::StartCache() {
   ChunkCache::Options o;
   o.capacity_bytes = ChunkCacheCapacity(ctx_->options().memory_budget_bytes);
   o.max_decodes = std::max<size_t>(1, ctx_->pool()->size());
-  o.read_ahead_bytes = cfg_.source->read_ahead_bytes();
+  // Unshuffled reads only: a shuffled one's capacity leaves room for the next lane window,
+  // decoded ahead whole while the current one is read.
+  if (order_options_.mode != ShuffleMode::kChunks) {
+    o.read_ahead_bytes = cfg_.source->read_ahead_bytes();
+  }
   const uint64_t decoded = chunks_->decoded_bytes();
   // The whole dataset fits: what this cache decodes, the next iterator needs. Kept from the
   // first pass when the order's window holds every chunk at once anyway (the default shuffle);

@@ -92,8 +92,8 @@ class RecordSource {
   // one per chunk on remote storage, where each costs a round trip and the server's CPU.
   // Default: 0 (a fetch per chunk).
   virtual uint64_t fetch_group_bytes() const { return 0; }
-  // Decoded bytes a read's chunk cache admits for samples not pulled yet (an unshuffled
-  // read's next chunks, the next window's): enough to keep the decodes busy on local files,
+  // Decoded bytes an unshuffled read's chunk cache admits for samples not pulled yet (its
+  // next chunks): enough to keep the decodes busy on local files,
   // where more would only take memory a first pass never reuses. Default: 0, up to the
   // cache's capacity (remote storage, where a deep read-ahead hides round trips).
   virtual uint64_t read_ahead_bytes() const { return 0; }
