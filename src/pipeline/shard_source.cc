@@ -175,9 +175,8 @@ Result<std::shared_ptr<RecordSource>> OpenShardSource(io::FileSystem* fs,
     }
     readers.push_back(std::move(reader));
   }
-  return std::shared_ptr<RecordSource>(
-      std::make_shared<ShardSource>(std::move(listed_fs), std::move(readers), std::move(deferred),
-                                    merges_ranges, remote));
+  return std::shared_ptr<RecordSource>(std::make_shared<ShardSource>(
+      std::move(listed_fs), std::move(readers), std::move(deferred), merges_ranges, remote));
 }
 
 }  // namespace sluice::pipeline

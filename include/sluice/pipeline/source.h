@@ -93,9 +93,9 @@ class RecordSource {
   // Default: 0 (a fetch per chunk).
   virtual uint64_t fetch_group_bytes() const { return 0; }
   // Decoded bytes an unshuffled read's chunk cache admits for samples not pulled yet (its
-  // next chunks): enough to keep the decodes busy on local files,
-  // where more would only take memory a first pass never reuses. Default: 0, up to the
-  // cache's capacity (remote storage, where a deep read-ahead hides round trips).
+  // next chunks): enough to keep the decodes busy on local files, where more would only take
+  // memory a first pass never reuses. Default: 0, up to the cache's capacity (remote storage,
+  // where a deep read-ahead hides round trips).
   virtual uint64_t read_ahead_bytes() const { return 0; }
   // Fetches adjacent chunks of `shard` (each starts where the previous ends) at once; `done`
   // gets each chunk's bytes in order, or the first error, exactly once, never inside the
