@@ -245,7 +245,7 @@ TEST_P(PipelineKeptChunks, ReadWhoseWindowIsNotTheDatasetKeepsFromItsSecondPass)
       SCOPED_TRACE(::testing::Message() << "epoch " << epoch);
       auto it = MakeIt(ds, Options(epoch));
       EXPECT_EQ(Drain(it.get()), Drain(MakeIt(pipeline(Source(), false), Options(epoch)).get()));
-      const StageStats& read = it->stats().stages[0];
+      const StageStats read = it->stats().stages[0];  // a copy: stats() is a temporary
       EXPECT_EQ(read.chunk_kept, epoch == 2 ? chunks_ : 0u);
       EXPECT_EQ(read.chunk_decodes, epoch == 2 ? 0u : chunks_);
     }
