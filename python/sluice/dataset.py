@@ -315,7 +315,7 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
     """Reads shards: a directory holding dataset.json, a glob, a shard file, a table
     (docs/table.md: its directory, or "DIR@v12"), or a list of them (read in the order
     given). parallelism: read tasks in flight (0 = autotuned). chunk_records: records per
-    read task (0 = 256, fewer for records over 16 KiB: at most 4 MiB per task, at least 64).
+    read task (0 = 1024, fewer for records over 4 KiB: at most 4 MiB per task, at least 64).
     on_error: the read stage's policy (default: the iterator's). Unless it is "raise", a
     damaged shard or index does not fail here: the iterator's policy decides when it starts
     (raise fails there; skip / quarantine read the shard's intact records). map_uncompressed:

@@ -64,7 +64,7 @@ Result<OrderOptions> ReadNode::ResolvedOrder(uint64_t memory_budget) const {
 
 // ReadOptions::chunk_records = 0 (auto): records per read task, bytes per task past which
 // a task takes fewer (never fewer than kAutoTaskMinRecords).
-constexpr uint32_t kAutoTaskRecords = 256;
+constexpr uint32_t kAutoTaskRecords = 1024;
 constexpr uint64_t kAutoTaskBytes = uint64_t{4} << 20;
 constexpr uint64_t kAutoTaskMinRecords = 64;
 

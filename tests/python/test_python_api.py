@@ -268,7 +268,7 @@ def test_stats_count_fresh_buffers_which_stay_few_once_the_pool_is_warm():
     assert batches == 4000
     # Without reuse every batch would take two fresh buffers (label, vec) and every parsed
     # record two more; with it they stop at the pipeline's high-water mark (~400 buffers
-    # in flight: the read stage alone buffers 256 records).
+    # in flight: read tasks of at most an epoch's 100 records, parsed records, batches).
     assert 0 < it.stats()["buffer_allocations"] < batches // 4
 
 

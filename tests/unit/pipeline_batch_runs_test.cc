@@ -163,7 +163,7 @@ TEST_P(BatchRuns, SameBatchesAsElementByElement) {
   }
 }
 
-// The default read task size (256 records: runs longer than most batches here).
+// The default read task size (1024 records: runs longer than the batches here).
 TEST_P(BatchRuns, DefaultTaskSizeGivesTheSameBatches) {
   chunk_records_ = 0;
   for (ShuffleMode mode : {ShuffleMode::kChunks, ShuffleMode::kGlobal}) {

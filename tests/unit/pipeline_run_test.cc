@@ -172,8 +172,8 @@ TEST(PipelineMemory, BudgetHoldsUnderASlowConsumer) {
   EXPECT_LE(peak_seen, st.memory_peak_bytes);
 }
 
-// The read stage's default task size (ReadOptions::chunk_records = 0): 256 records, but at
-// most 4 MiB of them (never fewer than 64): large records do not pile up 256 to a task.
+// The read stage's default task size (ReadOptions::chunk_records = 0): 1024 records, but at
+// most 4 MiB of them (never fewer than 64): large records do not pile up 1024 to a task.
 // One read task (threads 1, no autotune: a window of two tasks); explicit 256 as the control.
 TEST(PipelineMemory, LargeRecordsGoInSmallerReadTasks) {
   std::vector<std::vector<std::string>> shards(1);

@@ -35,9 +35,9 @@ struct ReadOptions {
   // Read tasks in flight (each reads chunk_records records). Default: 0 = autotune
   // (starts at 2).
   uint32_t parallelism = 0;
-  // Records per read task. Default: 0 = 256, fewer for records over 16 KiB (a task holds at
+  // Records per read task. Default: 0 = 1024, fewer for records over 4 KiB (a task holds at
   // most 4 MiB of records, but never fewer than 64): a task's hand-offs cost the same for 64
-  // records as for 256, which read tiny records 1.3-1.5x faster (docs/pipeline.md).
+  // records as for 1024, which read tiny records faster (docs/pipeline.md).
   uint32_t chunk_records = 0;
   // Shard files: decoded bytes per chunk (the unit shuffle mode chunks permutes, fetches and
   // decodes: docs/order.md, "Chunks"); a zstd frame larger than it is a chunk of its own.
