@@ -178,7 +178,7 @@ def throughput(args, build, server, workdir):
     def cold_cache():  # the default cache, cold: a new directory each time
         # The last round's directory goes first (untimed), as on a machine whose cache evicts:
         # kept, every round's chunk files would take never-used memory, and on this VM the
-        # first touch of guest memory costs ~4.5 s of system CPU per GB written (docs/s3.md).
+        # first touch of guest memory costs ~13 us of system time per page (docs/s3.md).
         n = next(rounds)
         shutil.rmtree(pathlib.Path(workdir) / f"cache-{n - 1}", ignore_errors=True)
         return pipeline(cache_dir=str(pathlib.Path(workdir) / f"cache-{n}"))

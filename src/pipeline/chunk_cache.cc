@@ -161,9 +161,9 @@ ChunkCache::Entry& ChunkCache::EntryLocked(uint64_t chunk) {
 void ChunkCache::Pulled(uint64_t k) {
   std::lock_guard<std::mutex> l(mu_);
   pulled_ = std::max(pulled_, k);
-  while (!ahead_.empty() && ahead_.top().first < pulled_) {
-    ahead_bytes_ -= ahead_.top().second;
-    ahead_.pop();
+  while (!ahead_.empty() && ahead_.front().first < pulled_) {
+    ahead_bytes_ -= ahead_.front().second;
+    ahead_.pop_front();
   }
   PumpLocked();
 }
@@ -216,7 +216,7 @@ void ChunkCache::PumpLocked() {
       e.reserved = true;
       reserved_ += bytes;
       if (ahead && options_.read_ahead_bytes > 0) {
-        ahead_.emplace(n.first_sample, bytes);
+        ahead_.emplace_back(n.first_sample, bytes);
         ahead_bytes_ += bytes;
       }
       if (e.state == State::kQueued) fetch_queue_.push_back(n.chunk);

@@ -150,11 +150,10 @@ class ChunkCache {
   std::atomic<uint64_t> next_release_{UINT64_MAX};
   uint64_t reserved_ = 0;
   // The samples pulled so far, and the needs admitted ahead of them (first sample, decoded
-  // bytes; the earliest on top) with their bytes' sum, for Options::read_ahead_bytes.
+  // bytes; in admission order, which is the plan's: first samples never decrease) with their
+  // bytes' sum, for Options::read_ahead_bytes.
   uint64_t pulled_ = 0;
-  std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>,
-                      std::greater<>>
-      ahead_;
+  std::deque<std::pair<uint64_t, uint64_t>> ahead_;
   uint64_t ahead_bytes_ = 0;
   size_t fetching_ = 0;      // fetches in flight, a group counting once (callbacks not run)
   size_t decode_tasks_ = 0;  // decode tasks submitted and not finished
