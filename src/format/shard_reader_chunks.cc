@@ -45,7 +45,8 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
       SLUICE_RETURN_IF_ERROR(index_->Frame(uint64_t{chunk.first_frame} + j, &frames[j]));
     }
   }
-  Status decoded = DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched), out);
+  Status decoded = DecodeChunkFrames(codec(), path(), chunk, frames, std::move(fetched),
+                                      /*frame_checksums=*/!options_.verify_crc, out);
   out->records.clear();
   if (!decoded.ok()) {
     // Frames the index places where none decodes: under kRecover the shard is re-indexed and
