@@ -7,6 +7,9 @@
 //       gave back, as the chunk cache recycles its buffers, instead of a fresh one)
 //       every object under the prefix, whole (8 MiB parallel ranged GETs), all submitted at
 //       once and bounded by the engine's cap: {"bytes", "seconds", "mb_per_s", stats...}
+//       (the best of --repeat rounds). With --serve: a round per line read on stdin, and a
+//       JSON line per round (its own seconds and CPU), so that a driver can time a
+//       long-lived reader's rounds in turn with other readers' (bench/s3/run.py).
 //   s3_read_bench latency s3://bucket/object [--reads 2000] [--size 1048576]
 //       [--concurrency 16] [--no-hedge] [--hedge-quantile Q (default: the engine's, 0.95)] [--seed 1]
 //       random ranged reads of one object, `concurrency` at a time; per-read latency
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <mutex>
 #include <random>
 #include <string>
@@ -44,6 +48,7 @@ struct Args {
   int concurrency = 16;
   bool hedge = true;
   bool reuse_buffers = false;
+  bool serve = false;
   std::string skip_suffix;
   uint64_t seed = 1;
   double hedge_quantile = 0;  // 0: the engine's default
@@ -87,6 +92,8 @@ Args Parse(int argc, char** argv) {
       a.skip_suffix = next();
     else if (f == "--reuse-buffers")
       a.reuse_buffers = true;
+    else if (f == "--serve")
+      a.serve = true;
     else if (f == "--no-hedge")
       a.hedge = false;
     else if (f == "--seed")
@@ -173,7 +180,8 @@ void Objects(const Args& a) {
       return s;
     };
   }
-  for (int round = 0; round < a.repeat; ++round) {
+  // One round: every object read once; its seconds and CPU seconds.
+  auto round = [&]() -> std::pair<double, double> {
     const double cpu_start = CpuSeconds();
     const auto start = Clock::now();
     // Each object opens from the listing, without a HEAD, as a pipeline opens a listed
@@ -212,8 +220,22 @@ void Objects(const Args& a) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (errors.load() > 0) Die(std::to_string(errors.load()) + " reads failed");
     bytes = got.load();
+    return {seconds, CpuSeconds() - cpu_start};
+  };
+  if (a.serve) {
+    for (std::string line; std::getline(std::cin, line);) {
+      const auto [seconds, cpu] = round();
+      std::printf("{\"mode\": \"objects\", \"bytes\": %llu, \"seconds\": %.4f, "
+                  "\"cpu_seconds\": %.4f}\n",
+                  static_cast<unsigned long long>(bytes), seconds, cpu);
+      std::fflush(stdout);
+    }
+    return;
+  }
+  for (int r = 0; r < a.repeat; ++r) {
+    const auto [seconds, cpu] = round();
     best = std::min(best, seconds);
-    best_cpu = std::min(best_cpu, CpuSeconds() - cpu_start);
+    best_cpu = std::min(best_cpu, cpu);
   }
   std::printf(
       "{\"mode\": \"objects\", \"objects\": %zu, \"bytes\": %llu, \"seconds\": %.4f, "

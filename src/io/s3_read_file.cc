@@ -175,7 +175,7 @@ void S3ReadFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback d
   std::vector<ByteRange> request_ranges = requests;
   RandomAccessFile::ReadRangesAsync(
       std::move(request_ranges),
-      [ranges = std::move(ranges), requests,
+      [ranges = std::move(ranges), requests, buffer = context.buffer,
        done = std::move(done)](Result<std::vector<std::string>> got) {
         if (!got.ok()) return done(got.status());
         constexpr size_t kNone = SIZE_MAX;
@@ -203,8 +203,11 @@ void S3ReadFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCallback d
         for (size_t i = 0; i < ranges.size(); ++i) {
           const size_t index = request_of[i];
           if (index == kNone || taker[index] == i) continue;
-          out[i] = (*got)[index].substr(ranges[i].offset - requests[index].offset,
-                                        ranges[i].length);
+          // Into a buffer the caller recycles, when it gives them: a fresh one costs a page
+          // fault per 4 KiB (a grouped fetch of four 1 MiB chunks copies three of them).
+          if (buffer) out[i] = buffer(ranges[i].length);
+          out[i].assign((*got)[index], ranges[i].offset - requests[index].offset,
+                        ranges[i].length);
         }
         for (size_t index = 0; index < requests.size(); ++index) {
           if (taker[index] == kNone) continue;

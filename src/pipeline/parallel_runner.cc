@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "buffer_recycler.h"
 #include "sluice/pipeline/wait_check.h"
 #include "stage.h"
 
@@ -52,6 +53,8 @@ ParallelRunner::~ParallelRunner() {
   for (Chunk* c : ready_) ctx_->budget()->Release(c->charged);
   if (cur_) ctx_->budget()->Release(cur_->charged);
   counters_->buffered.store(0);
+  // The next iterator's read tasks pack their records into these, not into fresh memory.
+  for (auto& c : owned_) BufferRecycler::Get().Give(std::move(c->records));
 }
 
 void ParallelRunner::Shutdown() {

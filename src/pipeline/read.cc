@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "buffer_recycler.h"
 #include "cache_hooks.h"
 #include "chunk_cache.h"
 #include "nodes.h"
@@ -179,6 +180,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   // chunk (Chunk::records), not each into its element's tensor (~10% of a small-record
   // pipeline's CPU went to those tensors, the copy out of them and its bookkeeping).
   std::atomic<bool> packed_{false};
+  std::atomic<uint64_t> packed_bytes_{0};  // the last task's packed records: a new chunk's take
   // The TaskReads of tasks not running: a task takes the one idle longest and gives it back,
   // so the chunks it holds and the order's windows it placed outlive a task of 64 records (a
   // shuffled window draws each task's records from dozens of chunks), and each is used in
@@ -267,6 +269,14 @@ void ReadIterator::Work(Chunk* c) {
   // TransformChunk calls the function once per element, in order (a dropped one included;
   // it appends nothing to the packed records, so that the kept ones stay aligned).
   const bool packed = c->packed = packed_.load(std::memory_order_relaxed);
+  if (packed) {
+    // Room for about what the last task packed, up front: grown by doubling, a task of 4 MiB
+    // touched twice that and copied it (a new chunk's buffer comes recycled, if one is kept).
+    const uint64_t expect = packed_bytes_.load(std::memory_order_relaxed);
+    if (c->records.capacity() == 0) c->records = BufferRecycler::Get().Take(expect);
+    c->records.clear();
+    if (c->records.capacity() < expect) c->records.reserve(expect + expect / 16);
+  }
   c->records.clear();
   c->record_ends.clear();
   TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
@@ -280,6 +290,7 @@ void ReadIterator::Work(Chunk* c) {
     c->record_ends.push_back(c->records.size());
     return true;
   });
+  if (packed) packed_bytes_.store(c->records.size(), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(reads_mu_);
   idle_reads_.push_back(std::move(reads));
 }
