@@ -1,5 +1,5 @@
 // A process-wide pool of large byte buffers (std::string), reused across pipelines and
-// iterators instead of fresh memory (docs/pipeline.md, "Memory").
+// iterators instead of fresh memory (docs/pipeline.md, "Memory budget").
 #pragma once
 
 #include <cstdint>
