@@ -250,7 +250,9 @@ def throughput(args, build, server, workdir):
         print(f"  {label:<58} {rates[name]:>6.0f} {rates['pipeline'] / rates[name]:>11.2f}x "
               f"{cpu_per_gb[name]:>16.2f} {server_per_gb[name]:>16.2f}")
     print("  (sluice / it: the pipeline's rate over the row's)")
-    for name, label in (("sluice", "file system"), ("pipeline", "pipeline, cache=False"),
+    for name, label in (("sluice", "file system, fresh buffers"),
+                        ("sluice_recycled", "file system, recycled buffers"),
+                        ("pipeline", "pipeline, cache=False"),
                         ("pipeline_cold_cache", "pipeline, defaults (cache cold)")):
         print(f"  sluice {label}: {rates[name] / rates['boto3']:.2f}x boto3 (goal >= 1.3x), "
               f"{rates[name] / rates['curl']:.2f}x curl (goal >= 0.9x)")
