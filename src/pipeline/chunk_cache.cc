@@ -3,7 +3,6 @@
 #include "chunk_cache.h"
 
 #include "buffer_recycler.h"
-
 #include "sluice/pipeline/wait_check.h"
 
 namespace sluice::pipeline {

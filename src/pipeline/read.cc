@@ -269,15 +269,16 @@ void ReadIterator::Work(Chunk* c) {
   // TransformChunk calls the function once per element, in order (a dropped one included;
   // it appends nothing to the packed records, so that the kept ones stay aligned).
   const bool packed = c->packed = packed_.load(std::memory_order_relaxed);
-  if (packed) {
-    // Room for about what the last task packed, up front: grown by doubling, a task of 4 MiB
-    // touched twice that and copied it (a new chunk's buffer comes recycled, if one is kept).
-    const uint64_t expect = packed_bytes_.load(std::memory_order_relaxed);
-    if (c->records.capacity() == 0) c->records = BufferRecycler::Get().Take(expect);
-    c->records.clear();
-    if (c->records.capacity() < expect) c->records.reserve(expect + expect / 16);
+  if (packed && c->records.capacity() == 0) {  // a new chunk: a recycled buffer, if one is kept
+    c->records = BufferRecycler::Get().Take(packed_bytes_.load(std::memory_order_relaxed));
   }
   c->records.clear();
+  if (packed) {
+    // Room for about what the last task packed, up front: grown by doubling, a task of 4 MiB
+    // touched twice that and copied it.
+    const uint64_t expect = packed_bytes_.load(std::memory_order_relaxed);
+    if (c->records.capacity() < expect) c->records.reserve(expect + expect / 16);
+  }
   c->record_ends.clear();
   TransformChunk(c, *runner_, ctx_, counters_, policy_, [&](Element& e) -> Result<bool> {
     SLUICE_ASSIGN_OR_RETURN(ByteView record, reads->ReadNext(e.id, &c->scratch));
