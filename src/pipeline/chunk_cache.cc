@@ -2,6 +2,8 @@
 // pool, on-demand loads by readers, release at window ends, eviction under pressure.
 #include "chunk_cache.h"
 
+#include <utility>
+
 #include "buffer_recycler.h"
 #include "sluice/pipeline/wait_check.h"
 
@@ -225,6 +227,15 @@ void ChunkCache::StartFetchLocked(const std::vector<uint64_t>& group) {
     decode_queue_.push_back(group[0]);
     return;
   }
+  // Local files (a source that groups no fetches): a compressed chunk is fetched by its
+  // decode, below.
+  if (group.size() == 1 && e.info.decoded_bytes != e.info.file_bytes &&
+      source_->fetch_group_bytes() == 0 && source_->fetches_now()) {
+    e.state = State::kFetched;
+    e.fetch_now = true;
+    decode_queue_.push_back(group[0]);
+    return;
+  }
   for (uint64_t chunk : group) entries_.at(chunk).state = State::kFetching;
   ++fetching_;
   const io::IoContext context{nullptr, cancel_,
@@ -303,17 +314,31 @@ void ChunkCache::RunDecodeTask(const std::shared_ptr<Gate>& gate) {
 void ChunkCache::DecodeClaimedLocked(uint64_t chunk, std::unique_lock<std::mutex>* lock) {
   Entry& e = entries_.at(chunk);  // a decoding entry is never erased; references stay valid
   std::string fetched = std::move(e.fetched);
+  const bool fetch_now = std::exchange(e.fetch_now, false);
   const uint32_t shard = e.shard;
   const format::ShardChunk info = e.info;
   lock->unlock();
+  Status s;
+  if (fetch_now) {  // on this thread: no I/O thread to wake, no wake-up back
+    Result<std::string> got =
+        source_->FetchChunkNow(shard, info, BufferRecycler::Get().Take(info.file_bytes));
+    if (got.ok()) {
+      counters_->Add(counters_->chunk_fetched_bytes, got->size());
+      fetched = *std::move(got);
+    } else {
+      s = got.status();
+    }
+  }
   auto charged = std::make_shared<ChargedChunk>();
-  charged->chunk.bytes = BufferRecycler::Get().Take(info.decoded_bytes);  // resized in place
-  Status s = source_->DecodeChunk(shard, info, std::move(fetched), &charged->chunk);
-  BufferRecycler::Get().Give(std::move(charged->chunk.spare));
+  if (s.ok()) {
+    charged->chunk.bytes = BufferRecycler::Get().Take(info.decoded_bytes);  // resized in place
+    s = source_->DecodeChunk(shard, info, std::move(fetched), &charged->chunk);
+    BufferRecycler::Get().Give(std::move(charged->chunk.spare));
+    counters_->Add(counters_->chunk_decodes, 1);
+  }
   charged->bytes = charged->chunk.memory_bytes();
   charged->budget = ctx_->budget();
   ctx_->budget()->Charge(charged->bytes);
-  counters_->Add(counters_->chunk_decodes, 1);
   lock->lock();
   --decoding_now_;
   if (s.ok()) {

@@ -91,6 +91,7 @@ class ChunkCache {
     uint64_t first_sample = UINT64_MAX;  // earliest need (eviction: latest needed goes first)
     bool kept = false;                   // adopted from Options::kept and not needed yet
     std::string fetched;
+    bool fetch_now = false;  // kFetched with nothing fetched yet: the decode fetches first
     std::shared_ptr<ChargedChunk> data;  // kReady
     Status error;
   };

@@ -34,6 +34,11 @@ class ForwardingSource : public RecordSource {
                   const io::IoContext& context) const override {
     inner_->FetchChunk(shard, chunk, std::move(done), context);
   }
+  bool fetches_now() const override { return inner_->fetches_now(); }
+  Result<std::string> FetchChunkNow(uint32_t shard, const format::ShardChunk& chunk,
+                                    std::string buffer) const override {
+    return inner_->FetchChunkNow(shard, chunk, std::move(buffer));
+  }
   uint64_t fetch_group_bytes() const override { return inner_->fetch_group_bytes(); }
   uint64_t read_ahead_bytes() const override { return inner_->read_ahead_bytes(); }
   void FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,

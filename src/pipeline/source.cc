@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <future>
 
 #include "sluice/base/thread_pool.h"
 #include "sluice/pipeline/permutation.h"
@@ -100,6 +101,16 @@ void RecordSource::FetchChunk(uint32_t, const format::ShardChunk&, io::ReadCallb
                               const io::IoContext& context) const {
   ThreadPool* executor = context.executor != nullptr ? context.executor : io::IoExecutor();
   executor->Submit([done = std::move(done)] { done(std::string()); });
+}
+
+Result<std::string> RecordSource::FetchChunkNow(uint32_t shard, const format::ShardChunk& chunk,
+                                                std::string buffer) const {
+  std::promise<Result<std::string>> got;
+  io::IoContext context;
+  context.buffer = [&buffer](size_t) { return std::move(buffer); };
+  FetchChunk(shard, chunk, [&got](Result<std::string> r) { got.set_value(std::move(r)); },
+             context);
+  return got.get_future().get();
 }
 
 void RecordSource::FetchChunks(uint32_t shard, const std::vector<format::ShardChunk>& chunks,

@@ -1,7 +1,8 @@
 // Unshuffled reads (shuffle modes none and buffer) of shard files go through the read stage's
 // chunk cache in stored order (ChunkOrder::InOrder): every record once and in order, each
-// chunk fetched and decoded once, exact save/restore, ranks striped as before; and the
-// in-order chunk order itself.
+// chunk fetched and decoded once (on local files by the thread that decodes it), exact
+// save/restore, ranks striped as before; and the in-order chunk order itself.
+#include <atomic>
 #include <chrono>
 #include <numeric>
 #include <thread>
@@ -310,6 +311,67 @@ TEST_P(PipelineInOrder, AFailedGroupFetchFailsTheReadWithItsError) {
   EXPECT_EQ(failed.code(), StatusCode::kDataLoss) << failed.ToString();
   EXPECT_NE(failed.message().find("bytes 0-999: injected"), std::string::npos)
       << failed.ToString();
+}
+
+// Counts a source's fetches: FetchChunk (through an I/O thread) and FetchChunkNow (on the
+// decoding thread); `now` overrides fetches_now(); `fail` fails the FetchChunkNow of the
+// chunk starting at record 0 of shard 0.
+class FetchCountingSource final : public ForwardingSource {
+ public:
+  FetchCountingSource(std::shared_ptr<RecordSource> inner, bool now, Status fail = Status::OK())
+      : ForwardingSource(std::move(inner)), now_(now), fail_(std::move(fail)) {}
+  bool fetches_now() const override { return now_; }
+  void FetchChunk(uint32_t shard, const format::ShardChunk& chunk, io::ReadCallback done,
+                  const io::IoContext& context) const override {
+    ++later_;
+    ForwardingSource::FetchChunk(shard, chunk, std::move(done), context);
+  }
+  Result<std::string> FetchChunkNow(uint32_t shard, const format::ShardChunk& chunk,
+                                    std::string buffer) const override {
+    ++now_fetches_;
+    if (!fail_.ok() && shard == 0 && chunk.first_record == 0) return fail_;
+    return ForwardingSource::FetchChunkNow(shard, chunk, std::move(buffer));
+  }
+  uint64_t later() const { return later_; }
+  uint64_t now_fetches() const { return now_fetches_; }
+
+ private:
+  const bool now_;
+  const Status fail_;
+  mutable std::atomic<uint64_t> later_{0}, now_fetches_{0};
+};
+
+// Shards on local files: each compressed chunk is read by the thread about to decode it (no
+// I/O thread to wake and none waking it back), once per chunk, and the stream is the one a
+// source fetching through FetchChunk gives; a failed read fails the stream with its error.
+// An uncompressed chunk (nothing to decode: the fetch is all its work) goes through
+// FetchChunk.
+TEST_P(PipelineInOrder, LocalChunksAreFetchedByTheirDecode) {
+  const bool compressed = GetParam() != format::Codec::kNone;
+  auto chunks = SnapshotChunks::Of(*Source());
+  ASSERT_TRUE(chunks.ok());
+  EXPECT_TRUE(Source()->fetches_now());
+  for (uint32_t threads : {1u, 2u}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    std::vector<int64_t> streams[2];
+    for (bool now : {true, false}) {
+      auto counted = std::make_shared<FetchCountingSource>(Source(), now);
+      auto it = MakeIt(Pipeline(counted, ShuffleMode::kNone), Options(threads));
+      streams[now] = Drain(it.get());
+      EXPECT_EQ(streams[now].size(), static_cast<size_t>(total_));
+      const bool by_decode = now && compressed;
+      EXPECT_EQ(by_decode ? counted->now_fetches() : counted->later(), (*chunks)->size());
+      EXPECT_EQ(by_decode ? counted->later() : counted->now_fetches(), 0u);
+    }
+    EXPECT_EQ(streams[true], streams[false]);
+  }
+  if (!compressed) return;
+  auto failing = std::make_shared<FetchCountingSource>(
+      Source(), true, DataLoss("/d/part-0.tfrecord: injected read error"));
+  auto it = MakeIt(Pipeline(failing, ShuffleMode::kNone), Options(2));
+  Status failed = testing::StreamError(it.get());
+  EXPECT_EQ(failed.code(), StatusCode::kDataLoss) << failed.ToString();
+  EXPECT_NE(failed.message().find("injected read error"), std::string::npos) << failed.ToString();
 }
 
 }  // namespace
