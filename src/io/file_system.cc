@@ -62,20 +62,23 @@ void RandomAccessFile::ReadAsync(uint64_t offset, size_t n, ReadCallback done,
     const uint64_t file_size = size();
     const size_t want =
         offset >= file_size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, file_size - offset));
-    std::string bytes = buffer ? buffer(want) : std::string();
-    bytes.resize(want);  // a longer reused buffer shrinks without writing
-    Result<ByteView> got = Read(offset, want, bytes.data());
-    if (!got.ok()) {
-      done(got.status());
-      return;
-    }
-    if (got->data() != bytes.data()) {
-      bytes.assign(got->data(), got->size());
-    } else {
-      bytes.resize(got->size());
-    }
-    done(std::move(bytes));
+    done(ReadInto(offset, n, buffer ? buffer(want) : std::string()));
   });
+}
+
+Result<std::string> RandomAccessFile::ReadInto(uint64_t offset, size_t n,
+                                               std::string buffer) const {
+  const uint64_t file_size = size();
+  const size_t want =
+      offset >= file_size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, file_size - offset));
+  buffer.resize(want);  // a longer reused buffer shrinks without writing
+  SLUICE_ASSIGN_OR_RETURN(ByteView got, Read(offset, want, buffer.data()));
+  if (got.data() != buffer.data()) {
+    buffer.assign(got.data(), got.size());
+  } else {
+    buffer.resize(got.size());
+  }
+  return buffer;
 }
 
 void GatherReads(size_t n, const std::function<void(size_t i, ReadCallback done)>& start,

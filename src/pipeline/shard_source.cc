@@ -79,21 +79,9 @@ class ShardSource final : public RecordSource {
   bool fetches_now() const override { return !remote_; }
   Result<std::string> FetchChunkNow(uint32_t shard, const format::ShardChunk& chunk,
                                     std::string buffer) const override {
-    // As RandomAccessFile::ReadAsync: bytes past the end are not asked for (the decode then
-    // names the shard as shorter than its index says).
-    const io::RandomAccessFile& file = readers_.at(shard)->file();
-    const uint64_t size = file.size();
-    const uint64_t want = chunk.file_offset >= size
-                              ? 0
-                              : std::min<uint64_t>(chunk.file_bytes, size - chunk.file_offset);
-    buffer.resize(want);  // a longer recycled buffer shrinks without writing
-    SLUICE_ASSIGN_OR_RETURN(ByteView got, file.Read(chunk.file_offset, want, buffer.data()));
-    if (got.data() != buffer.data()) {
-      buffer.assign(got.data(), got.size());
-    } else {
-      buffer.resize(got.size());
-    }
-    return buffer;
+    // Bytes past the end are not asked for: the decode then names the shard as shorter.
+    return readers_.at(shard)->file().ReadInto(chunk.file_offset, chunk.file_bytes,
+                                               std::move(buffer));
   }
   // Shards on S3: an unshuffled read's chunks of one shard in one GET of up to 8 MiB (AWS's
   // recommended range size) rather than a GET per ~1 MiB chunk; each request costs the

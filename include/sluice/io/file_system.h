@@ -118,6 +118,9 @@ class RandomAccessFile {
   // with requests in flight that hold no thread.
   virtual void ReadAsync(uint64_t offset, size_t n, ReadCallback done,
                          const IoContext& context = {}) const;
+  // The blocking read ReadAsync runs by default: up to n bytes at `offset` (none past the
+  // end) into `buffer` (a recycled one may be longer: it shrinks without writing).
+  Result<std::string> ReadInto(uint64_t offset, size_t n, std::string buffer) const;
   // Many ranges in one call (a reader's upcoming chunks), with ReadAsync's contract for each
   // (clipped at the end of the file; `done` once, never inside this call). Default: one
   // ReadAsync per range; S3 merges nearby ranges into fewer requests (CoalesceRanges).
