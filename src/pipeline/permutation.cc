@@ -109,65 +109,80 @@ __attribute__((target("avx512f,avx512dq"))) inline __m512i Mix64x8(__m512i z) {
   return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
-// ApplyMany on G groups of eight values at once: the network's rounds on every lane (G
-// independent chains of multiplies: one alone waits on the multiplier's latency), then the
-// cycle walk on the lanes still outside [0, n), the others kept (masked), until none is.
-template <int G>
-__attribute__((target("avx512f,avx512dq"))) inline void ApplyGroups(uint64_t* xs,
-                                                                    const __m512i* keys, int rounds,
-                                                                    __m128i shift, __m512i lmask,
-                                                                    __m512i rmask, __m512i size) {
-  __m512i y[G];
-  __mmask8 walking[G];
-  __mmask8 any = 0;
-  for (int g = 0; g < G; ++g) {
-    y[g] = _mm512_loadu_si512(xs + 8 * g);
-    walking[g] = _mm512_cmplt_epu64_mask(y[g], size);  // as Apply: others unchanged
-    any |= walking[g];
+// One pass of the network (Encrypt's rounds) on eight values.
+struct Network8 {
+  const __m512i* keys;
+  int rounds;
+  __m128i shift;
+  __m512i lmask, rmask;
+
+  __attribute__((target("avx512f,avx512dq"))) inline __m512i Encrypt(__m512i y) const {
+    __m512i left = _mm512_srl_epi64(y, shift);
+    __m512i right = _mm512_and_si512(y, rmask);
+    for (int r = 0; r < rounds; r += 2) {
+      right = _mm512_xor_si512(right,
+                               _mm512_and_si512(Mix64x8(_mm512_xor_si512(left, keys[r])), rmask));
+      left = _mm512_xor_si512(left,
+                              _mm512_and_si512(Mix64x8(_mm512_xor_si512(right, keys[r + 1])), lmask));
+    }
+    return _mm512_or_si512(_mm512_sll_epi64(left, shift), right);
   }
-  while (any != 0) {
-    __m512i left[G], right[G];
-    for (int g = 0; g < G; ++g) {
-      left[g] = _mm512_srl_epi64(y[g], shift);
-      right[g] = _mm512_and_si512(y[g], rmask);
-    }
-    for (int r = 0; r < rounds; r += 2) {  // Encrypt's rounds
-      for (int g = 0; g < G; ++g) {
-        right[g] = _mm512_xor_si512(
-            right[g], _mm512_and_si512(Mix64x8(_mm512_xor_si512(left[g], keys[r])), rmask));
-      }
-      for (int g = 0; g < G; ++g) {
-        left[g] = _mm512_xor_si512(
-            left[g], _mm512_and_si512(Mix64x8(_mm512_xor_si512(right[g], keys[r + 1])), lmask));
-      }
-    }
-    any = 0;
-    for (int g = 0; g < G; ++g) {
-      y[g] = _mm512_mask_mov_epi64(y[g], walking[g],
-                                   _mm512_or_si512(_mm512_sll_epi64(left[g], shift), right[g]));
-      walking[g] = _mm512_mask_cmpge_epu64_mask(walking[g], y[g], size);
-      any |= walking[g];
-    }
-  }
-  for (int g = 0; g < G; ++g) _mm512_storeu_si512(xs + 8 * g, y[g]);
-}
+};
 
 }  // namespace
 
-// ApplyMany on whole groups of eight values (AVX-512), two groups at a time where it can.
+// ApplyMany on whole groups of eight values (AVX-512), a block of up to kBlock values at a
+// time. One pass of the network over the block writes every value that lands inside
+// [0, n); the ~1/4 that land outside (the network permutes [0, 2^bits)) are packed into a
+// list, with their places, and the next passes run on that list only, until it is empty:
+// ~1.3 passes per value. (Walking eight values until the last of them is inside took ~2.9.)
 __attribute__((target("avx512f,avx512dq"))) size_t Permutation::ApplyMany8(uint64_t* xs,
                                                                            size_t n) const {
   const __m512i size = _mm512_set1_epi64(static_cast<long long>(n_));
-  const __m512i lmask = _mm512_set1_epi64(static_cast<long long>(left_mask_));
-  const __m512i rmask = _mm512_set1_epi64(static_cast<long long>(right_mask_));
-  const __m128i shift = _mm_cvtsi32_si128(right_bits_);
   __m512i keys[kSmallRounds];
   for (int r = 0; r < rounds_; ++r) {
     keys[r] = _mm512_set1_epi64(static_cast<long long>(round_keys_[r]));
   }
+  const Network8 net{keys, rounds_, _mm_cvtsi32_si128(right_bits_),
+                     _mm512_set1_epi64(static_cast<long long>(left_mask_)),
+                     _mm512_set1_epi64(static_cast<long long>(right_mask_))};
+  const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  constexpr size_t kBlock = 256;
+  alignas(64) uint64_t walk[kBlock];   // values still outside [0, n)
+  alignas(64) uint64_t where[kBlock];  // and their places in xs
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) ApplyGroups<2>(xs + i, keys, rounds_, shift, lmask, rmask, size);
-  for (; i + 8 <= n; i += 8) ApplyGroups<1>(xs + i, keys, rounds_, shift, lmask, rmask, size);
+  for (; i + 8 <= n;) {
+    const size_t m = std::min(kBlock, (n - i) / 8 * 8);
+    size_t walking = 0;
+    for (size_t j = i; j < i + m; j += 8) {
+      const __m512i x = _mm512_loadu_si512(xs + j);
+      const __mmask8 valid = _mm512_cmplt_epu64_mask(x, size);  // as Apply: others unchanged
+      const __m512i y = net.Encrypt(x);
+      _mm512_storeu_si512(xs + j, _mm512_mask_mov_epi64(x, valid, y));
+      const __mmask8 out = _mm512_mask_cmpge_epu64_mask(valid, y, size);
+      _mm512_mask_compressstoreu_epi64(walk + walking, out, y);
+      _mm512_mask_compressstoreu_epi64(
+          where + walking, out, _mm512_add_epi64(iota, _mm512_set1_epi64(static_cast<long long>(j))));
+      walking += static_cast<size_t>(__builtin_popcount(out));
+    }
+    while (walking > 0) {  // the cycle walk of the list, packed in place after each pass
+      size_t left = 0;
+      for (size_t j = 0; j < walking; j += 8) {
+        const __mmask8 live = static_cast<__mmask8>(
+            walking - j >= 8 ? 0xFF : (1u << (walking - j)) - 1);
+        const __m512i y = net.Encrypt(_mm512_maskz_loadu_epi64(live, walk + j));
+        const __m512i at = _mm512_maskz_loadu_epi64(live, where + j);
+        const __mmask8 in = _mm512_mask_cmplt_epu64_mask(live, y, size);
+        _mm512_mask_i64scatter_epi64(xs, in, at, y, 8);
+        const __mmask8 out = static_cast<__mmask8>(live & ~in);
+        _mm512_mask_compressstoreu_epi64(walk + left, out, y);  // left <= j: read already
+        _mm512_mask_compressstoreu_epi64(where + left, out, at);
+        left += static_cast<size_t>(__builtin_popcount(out));
+      }
+      walking = left;
+    }
+    i += m;
+  }
   return i;
 }
 #if !defined(__clang__)

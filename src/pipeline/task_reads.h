@@ -36,11 +36,12 @@ class TaskReads {
       : order_(order), chunks_(chunks), cache_(cache), source_(source) {
     if (cache_ != nullptr && order_.chunk_order() != nullptr) {
       placer_.emplace(*order_.chunk_order());
-      lanes_ = order_.chunk_order()->lanes();
       // A power of two: a chunk's place is a mask of its number, not a division.
       held_.resize(std::bit_floor(std::clamp<size_t>(max_held, 1, kMaxHeld)));
       held_mask_ = held_.size() - 1;
-      prefetch_ = held_.size() > kPrefetchPlace;
+      // In order (the unshuffled modes) the reads walk each chunk forward: the hardware's
+      // prefetcher follows them, and the hints cost ~9% of such a read's CPU.
+      prefetch_ = held_.size() > kPrefetchPlace && !order_.chunk_order()->in_order();
     }
   }
 
@@ -56,7 +57,8 @@ class TaskReads {
       lane_of_.resize(n);
       for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
       placer_->AtMany(positions_.data(), n, places_.data(), window_of_.data());
-      for (size_t i = 0; i < n; ++i) lane_of_[i] = static_cast<uint32_t>(positions_[i] % lanes_);
+      const ChunkOrder& co = *order_.chunk_order();
+      for (size_t i = 0; i < n; ++i) lane_of_[i] = co.Split(positions_[i]).lane;
       LetGoPastWindows();
     }
     for (size_t i = 0; i < n; ++i) {
@@ -166,7 +168,6 @@ class TaskReads {
   std::vector<ChunkOrder::Place> places_;     // and their places (Placer::AtMany)
   std::vector<uint64_t> window_of_;           // and their windows' indexes in their lanes
   std::vector<uint32_t> lane_of_;             // and their lanes
-  uint64_t lanes_ = 1;                        // the order's (chunks mode)
   std::vector<uint64_t> chunk_of_;            // chunks mode: per element of the run
   std::vector<uint64_t> index_of_;            // the record's index in its shard
   size_t next_ = 0;                           // ReadNext's element

@@ -199,12 +199,13 @@ TEST(Mix64, KnownValuesAndOrderSensitiveCombine) {
 // the same positions only while they hold), in both Feistel regimes (12 rounds up to 2^16, 8
 // above) and with cycle walking (200,001 is just above a power-of-two boundary's half).
 // ApplyMany is Apply, eight (AVX-512) or four values at a time: in table, small-Feistel and
-// large-Feistel domains, for any count (groups of 16 and 8, then the tail, four at a time).
+// large-Feistel domains, for any count (blocks of up to 256 in groups of 8, then the tail,
+// four at a time).
 TEST(Permutation, ApplyManyEqualsApply) {
   for (uint64_t n : {uint64_t{1}, uint64_t{5}, uint64_t{16}, uint64_t{17}, uint64_t{1000},
                      uint64_t{65537}, uint64_t{1} << 20, (uint64_t{1} << 40) + 3}) {
     const Permutation p(n, 0xfeed + n);
-    for (size_t count : {0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 24, 31, 64, 100}) {
+    for (size_t count : {0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 24, 31, 64, 100, 256, 263, 1000}) {
       std::vector<uint64_t> xs;
       for (size_t i = 0; i < count; ++i) xs.push_back(Mix64(i * 31 + n) % n);
       std::vector<uint64_t> want;

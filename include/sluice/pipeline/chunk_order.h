@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "sluice/base/fast_divide.h"
 #include "sluice/pipeline/permutation.h"
 
 namespace sluice::pipeline {
@@ -39,6 +40,16 @@ class ChunkOrder {
   uint64_t chunks() const { return slot_chunk_.size(); }
   uint32_t lanes() const { return lanes_; }
   uint64_t lane_window() const { return lane_window_; }
+  // Position p is lane position p / lanes() of lane p % lanes() (a multiply, not a division:
+  // a shuffled read asks for every record).
+  struct LanePosition {
+    uint32_t lane = 0;
+    uint64_t q = 0;
+  };
+  LanePosition Split(uint64_t position) const {
+    const uint64_t q = lanes_div_.Divide(position);
+    return {static_cast<uint32_t>(position - q * lanes_), q};
+  }
 
   struct Place {
     uint64_t record = 0;  // global record id
@@ -94,7 +105,7 @@ class ChunkOrder {
     };
     // The cached window of `position`'s lane, filled if it holds another window; nullptr
     // instead of refilling an entry that piece `piece` uses already.
-    Cached* WindowOf(uint64_t position, uint64_t piece);
+    Cached* WindowOf(uint64_t position, LanePosition at, uint64_t piece);
 
     const ChunkOrder* order_;
     std::vector<Cached> cached_;  // by lane % size (min(lanes, kCachedLanes) entries)
@@ -117,6 +128,9 @@ class ChunkOrder {
   std::shared_ptr<const std::vector<uint64_t>> chunk_starts_;
   uint64_t total_ = 0;
   uint32_t lanes_ = 1;
+  FastDivider lanes_div_;       // by lanes_
+  uint64_t lane_base_ = 0;      // total_ / lanes_: every lane's length, the first
+  uint64_t lane_extra_ = 0;     // total_ % lanes_ lanes one more
   uint64_t lane_window_ = 1;
   uint64_t window_key_ = 0;
   bool in_order_ = false;
