@@ -45,16 +45,9 @@ enum class FramedFault { kNone, kHeader, kLength, kPayload };
 // its header (CheckRecordHeader's result in *header, the length it holds in *length), that
 // length against `expected`, its payload CRC (the CRCs only when verify_crc). The bytes up
 // to the footer of an `expected`-byte record must be readable.
-inline FramedFault CheckFramedRecord(const char* framed, uint64_t expected, bool verify_crc,
-                                     HeaderCheck* header, uint64_t* length) {
-  *header = CheckRecordHeader(framed, UINT64_MAX, verify_crc, length);
-  if (*header != HeaderCheck::kOk) return FramedFault::kHeader;
-  if (*length != expected) return FramedFault::kLength;
-  if (verify_crc && !PayloadCrcMatches(framed + kRecordHeaderBytes, *length)) {
-    return FramedFault::kPayload;
-  }
-  return FramedFault::kNone;
-}
+// One call per record, the CRCs inline (a shuffled read checks every record it hands out).
+FramedFault CheckFramedRecord(const char* framed, uint64_t expected, bool verify_crc,
+                              HeaderCheck* header, uint64_t* length);
 // The length of a prefix of p[0, n) made of whole records that pass the checks of
 // CheckRecordHeader and PayloadCrcMatches (the CRCs only when verify_crc), i.e. that a
 // reader may hand out without further checks: the longest such prefix, except that the scan

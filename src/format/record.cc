@@ -119,6 +119,27 @@ template <uint32_t (*ShortCrc)(const char*, size_t)>
   }
   return at;
 }
+
+// CheckFramedRecord with ShortCrc inline (as ScanIntact).
+template <uint32_t (*ShortCrc)(const char*, size_t)>
+[[gnu::always_inline]] inline FramedFault CheckFramed(const char* framed, uint64_t expected,
+                                                      bool verify_crc, HeaderCheck* header,
+                                                      uint64_t* length) {
+  *length = DecodeFixed64(framed);
+  if (verify_crc && crc32c::Unmask(DecodeFixed32(framed + 8)) != ShortCrc(framed, 8)) {
+    *header = HeaderCheck::kLengthCrcMismatch;
+    return FramedFault::kHeader;
+  }
+  *header = HeaderCheck::kOk;
+  if (*length != expected) return FramedFault::kLength;
+  if (verify_crc) {
+    const char* payload = framed + kRecordHeaderBytes;
+    const uint32_t crc =
+        expected <= kInlineCrcBytes ? ShortCrc(payload, expected) : crc32c::Value(payload, expected);
+    if (crc32c::Unmask(DecodeFixed32(payload + expected)) != crc) return FramedFault::kPayload;
+  }
+  return FramedFault::kNone;
+}
 }  // namespace
 
 #if defined(__x86_64__)
@@ -135,30 +156,50 @@ __attribute__((target("sse4.2"))) inline uint32_t Crc32cSse42(const char* p, siz
   return ~c;
 }
 
+__attribute__((target("sse4.2"))) FramedFault CheckFramedSse42(const char* framed,
+                                                               uint64_t expected, bool verify_crc,
+                                                               HeaderCheck* header,
+                                                               uint64_t* length) {
+  return CheckFramed<Crc32cSse42>(framed, expected, verify_crc, header, length);
+}
+
 __attribute__((target("sse4.2"))) size_t ScanIntactSse42(const char* p, size_t n,
                                                          uint64_t max_length, bool verify_crc,
                                                          size_t stop_after) {
   return ScanIntact<Crc32cSse42>(p, n, max_length, verify_crc, stop_after);
 }
 
-bool HasSse42() {
-  static const bool has = __builtin_cpu_supports("sse4.2");
-  return has;
-}
+// Set when the library loads (a plain load per call, not a guarded static's). A call from
+// another library's static initializer before then sees false: the portable path, as right.
+const bool kHasSse42 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") != 0;
+}();
 }  // namespace
 
 uint32_t Crc32c(const char* p, size_t n) {
-  if (n <= kInlineCrcBytes && HasSse42()) return Crc32cSse42(p, n);
+  if (n <= kInlineCrcBytes && kHasSse42) return Crc32cSse42(p, n);
   return crc32c::Value(p, n);
 }
 
 size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, bool verify_crc,
                          size_t stop_after) {
-  if (HasSse42()) return ScanIntactSse42(p, n, max_record_bytes, verify_crc, stop_after);
+  if (kHasSse42) return ScanIntactSse42(p, n, max_record_bytes, verify_crc, stop_after);
   return ScanIntact<Crc32cPortable>(p, n, max_record_bytes, verify_crc, stop_after);
+}
+
+FramedFault CheckFramedRecord(const char* framed, uint64_t expected, bool verify_crc,
+                              HeaderCheck* header, uint64_t* length) {
+  if (kHasSse42) return CheckFramedSse42(framed, expected, verify_crc, header, length);
+  return CheckFramed<Crc32cPortable>(framed, expected, verify_crc, header, length);
 }
 #else
 uint32_t Crc32c(const char* p, size_t n) { return crc32c::Value(p, n); }
+
+FramedFault CheckFramedRecord(const char* framed, uint64_t expected, bool verify_crc,
+                              HeaderCheck* header, uint64_t* length) {
+  return CheckFramed<Crc32cPortable>(framed, expected, verify_crc, header, length);
+}
 
 size_t ScanIntactRecords(const char* p, size_t n, uint64_t max_record_bytes, bool verify_crc,
                          size_t stop_after) {
