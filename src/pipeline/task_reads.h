@@ -144,9 +144,15 @@ class TaskReads {
   // to the read).
   void Prefetch(size_t k, bool record) {
     if (k >= chunk_of_.size()) return;
-    Status ignored;
-    const Held* h = HeldFor(k, &ignored);
-    if (h == nullptr) return;
+    // HeldFor without its bookkeeping (the read of element k records its window).
+    const uint64_t chunk = chunk_of_[k];
+    Held* h = &held_[chunk & held_mask_];
+    if (h->chunk != chunk) {
+      Status ignored;
+      if (!Take(chunk, h, &ignored)) return;
+      h->lane = lane_of_[k];
+      h->window = window_of_[k];
+    }
     const format::DecodedChunk& d = *h->data;
     const uint64_t j = index_of_[k] - h->info->first_record;
     if (j >= d.records.size()) return;
