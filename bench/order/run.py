@@ -4,7 +4,8 @@
 1. speed: 200k JSON lines of ~20 bytes converted with `sluice convert jsonl --shard-size
    200KB` (zstd, the default) and with `--codec none`; `read -> shuffle() -> batch(256)`
    iterated from Python, in every shuffle mode, next to a torch DataLoader (shuffle=True)
-   over the same records held in memory; the first epoch of a fresh read (its chunks
+   over the same records held in memory (workers=0 timed in turn with the default shuffle,
+   an epoch after each of sluice's; workers=2 after every sluice row); the first epoch of a fresh read (its chunks
    decoded; the epochs after it start with them, keep_decoded_chunks); and restore + first
    batch into a fresh read;
 2. decodes per chunk: 4 ranks (4 pipelines, rank r of 4) read one epoch each; chunk decodes
