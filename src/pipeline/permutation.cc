@@ -148,8 +148,10 @@ __attribute__((target("avx512f,avx512dq"))) size_t Permutation::ApplyMany8(uint6
                      _mm512_set1_epi64(static_cast<long long>(right_mask_))};
   const __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
   constexpr size_t kBlock = 256;
-  alignas(64) uint64_t walk[kBlock];   // values still outside [0, n)
-  alignas(64) uint64_t where[kBlock];  // and their places in xs
+  // Values still outside [0, n), and their places in xs. Eight more than a block: the masked
+  // loads of a list's last group stay inside the arrays (their masked lanes are not read).
+  alignas(64) uint64_t walk[kBlock + 8];
+  alignas(64) uint64_t where[kBlock + 8];
   size_t i = 0;
   for (; i + 8 <= n;) {
     const size_t m = std::min(kBlock, (n - i) / 8 * 8);

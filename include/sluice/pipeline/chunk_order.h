@@ -128,9 +128,9 @@ class ChunkOrder {
   std::shared_ptr<const std::vector<uint64_t>> chunk_starts_;
   uint64_t total_ = 0;
   uint32_t lanes_ = 1;
-  FastDivider lanes_div_;       // by lanes_
-  uint64_t lane_base_ = 0;      // total_ / lanes_: every lane's length, the first
-  uint64_t lane_extra_ = 0;     // total_ % lanes_ lanes one more
+  FastDivider lanes_div_;    // divides by lanes_
+  uint64_t lane_base_ = 0;   // total_ / lanes_: a lane's length, and
+  uint64_t lane_extra_ = 0;  // total_ % lanes_: the lanes (the first ones) one record longer
   uint64_t lane_window_ = 1;
   uint64_t window_key_ = 0;
   bool in_order_ = false;
