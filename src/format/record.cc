@@ -94,6 +94,19 @@ constexpr size_t kInlineCrcBytes = 192;  // measured: ISA-L is faster above ~200
 
 uint32_t Crc32cPortable(const char* p, size_t n) { return crc32c::Value(p, n); }
 
+// A record's two CRC checks with ShortCrc inline: its header's (of the length), and its
+// payload's (ISA-L past kInlineCrcBytes). Shared by ScanIntact and CheckFramed.
+template <uint32_t (*ShortCrc)(const char*, size_t)>
+[[gnu::always_inline]] inline bool HeaderCrcOk(const char* header) {
+  return crc32c::Unmask(DecodeFixed32(header + 8)) == ShortCrc(header, 8);
+}
+template <uint32_t (*ShortCrc)(const char*, size_t)>
+[[gnu::always_inline]] inline bool PayloadCrcOk(const char* payload, uint64_t length) {
+  const uint32_t crc =
+      length <= kInlineCrcBytes ? ShortCrc(payload, length) : crc32c::Value(payload, length);
+  return crc32c::Unmask(DecodeFixed32(payload + length)) == crc;
+}
+
 // The loop of ScanIntactRecords. ShortCrc computes the CRC32C of headers and short payloads
 // (where a call into ISA-L's dispatcher costs more than the work): instantiated with the
 // inline crc32 instruction in a function compiled for SSE4.2, the whole loop is call-free
@@ -106,14 +119,9 @@ template <uint32_t (*ShortCrc)(const char*, size_t)>
     const char* header = p + at;
     const uint64_t length = DecodeFixed64(header);
     if (length > max_length || length > n - at - kRecordOverheadBytes) break;
-    if (verify_crc) {
-      const char* payload = header + kRecordHeaderBytes;
-      const uint32_t crc =
-          length <= kInlineCrcBytes ? ShortCrc(payload, length) : crc32c::Value(payload, length);
-      if (crc32c::Unmask(DecodeFixed32(header + 8)) != ShortCrc(header, 8) ||
-          crc32c::Unmask(DecodeFixed32(payload + length)) != crc) {
-        break;
-      }
+    if (verify_crc && (!HeaderCrcOk<ShortCrc>(header) ||
+                       !PayloadCrcOk<ShortCrc>(header + kRecordHeaderBytes, length))) {
+      break;
     }
     at += length + kRecordOverheadBytes;
   }
@@ -126,17 +134,14 @@ template <uint32_t (*ShortCrc)(const char*, size_t)>
                                                       bool verify_crc, HeaderCheck* header,
                                                       uint64_t* length) {
   *length = DecodeFixed64(framed);
-  if (verify_crc && crc32c::Unmask(DecodeFixed32(framed + 8)) != ShortCrc(framed, 8)) {
+  if (verify_crc && !HeaderCrcOk<ShortCrc>(framed)) {
     *header = HeaderCheck::kLengthCrcMismatch;
     return FramedFault::kHeader;
   }
   *header = HeaderCheck::kOk;
   if (*length != expected) return FramedFault::kLength;
-  if (verify_crc) {
-    const char* payload = framed + kRecordHeaderBytes;
-    const uint32_t crc =
-        expected <= kInlineCrcBytes ? ShortCrc(payload, expected) : crc32c::Value(payload, expected);
-    if (crc32c::Unmask(DecodeFixed32(payload + expected)) != crc) return FramedFault::kPayload;
+  if (verify_crc && !PayloadCrcOk<ShortCrc>(framed + kRecordHeaderBytes, expected)) {
+    return FramedFault::kPayload;
   }
   return FramedFault::kNone;
 }

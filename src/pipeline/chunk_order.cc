@@ -151,7 +151,7 @@ ChunkOrder::Place ChunkOrder::Placer::At(uint64_t position) {
 }
 
 void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out,
-                                uint64_t* windows) {
+                                uint64_t* windows, uint32_t* lanes) {
   // A piece's windows are at most the placer's cached ones (kCachedLanes: a group's number
   // fits a byte); its positions, up to 256, share each window's permutation among dozens
   // (ApplyMany runs ~1.3 passes of the network per value on many, ~2.9 on eight).
@@ -182,6 +182,7 @@ void ChunkOrder::Placer::AtMany(const uint64_t* positions, size_t n, Place* out,
       window_of[j] = c;
       offsets[j] = at.q - c->window.first;
       if (windows != nullptr) windows[end] = c->window.index;
+      if (lanes != nullptr) lanes[end] = at.lane;
     }
     const size_t m = end - begin;
     if (!order_->in_order_) {

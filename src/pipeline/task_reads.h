@@ -56,9 +56,7 @@ class TaskReads {
       window_of_.resize(n);
       lane_of_.resize(n);
       for (size_t i = 0; i < n; ++i) positions_[i] = elems[i].id.position;
-      placer_->AtMany(positions_.data(), n, places_.data(), window_of_.data());
-      const ChunkOrder& co = *order_.chunk_order();
-      for (size_t i = 0; i < n; ++i) lane_of_[i] = co.Split(positions_[i]).lane;
+      placer_->AtMany(positions_.data(), n, places_.data(), window_of_.data(), lane_of_.data());
       LetGoPastWindows();
     }
     for (size_t i = 0; i < n; ++i) {
@@ -115,26 +113,38 @@ class TaskReads {
 
   // Element k's chunk, held, in the place of its number masked by the places' count
   // (direct-mapped: a window's chunks, drawn at random, are found in one look; a chunk whose
-  // place another took is taken again from the cache); null when the cache fails (*error).
-  [[gnu::always_inline]] Held* HeldFor(size_t k, Status* error) {
+  // place another took is taken again from the cache); null when the cache fails (*error,
+  // when given).
+  [[gnu::always_inline]] Held* Holding(size_t k, Status* error) {
     const uint64_t chunk = chunk_of_[k];
     Held* h = &held_[chunk & held_mask_];
-    if (h->chunk != chunk && !Take(chunk, h, error)) return nullptr;
-    h->lane = lane_of_[k];
-    h->window = window_of_[k];
+    if (h->chunk != chunk && !Take(k, h, error)) return nullptr;
     return h;
   }
-  // Takes `chunk` from the cache into *h (the miss path of HeldFor, out of line).
-  [[gnu::noinline]] bool Take(uint64_t chunk, Held* h, Status* error) {
+  // Holding, for element k's read: k's window is the latest its chunk was used for.
+  [[gnu::always_inline]] Held* HeldFor(size_t k, Status* error) {
+    Held* h = Holding(k, error);
+    if (h != nullptr) {
+      h->lane = lane_of_[k];
+      h->window = window_of_[k];
+    }
+    return h;
+  }
+  // Takes element k's chunk from the cache into *h, for k's window (Holding's miss path,
+  // out of line).
+  [[gnu::noinline]] bool Take(size_t k, Held* h, Status* error) {
     *h = Held();  // first: the Get below may fail
+    const uint64_t chunk = chunk_of_[k];
     Result<ChunkCache::Handle> data = cache_->Get(chunk);
     if (!data.ok()) {
-      *error = data.status();
+      if (error != nullptr) *error = data.status();
       return false;
     }
     h->data = *std::move(data);
     h->chunk = chunk;
     h->info = &chunks_->Info(chunk);
+    h->lane = lane_of_[k];
+    h->window = window_of_[k];
     return true;
   }
 
@@ -144,15 +154,8 @@ class TaskReads {
   // to the read).
   void Prefetch(size_t k, bool record) {
     if (k >= chunk_of_.size()) return;
-    // HeldFor without its bookkeeping (the read of element k records its window).
-    const uint64_t chunk = chunk_of_[k];
-    Held* h = &held_[chunk & held_mask_];
-    if (h->chunk != chunk) {
-      Status ignored;
-      if (!Take(chunk, h, &ignored)) return;
-      h->lane = lane_of_[k];
-      h->window = window_of_[k];
-    }
+    const Held* h = Holding(k, nullptr);  // the read of element k records its window
+    if (h == nullptr) return;
     const format::DecodedChunk& d = *h->data;
     const uint64_t j = index_of_[k] - h->info->first_record;
     if (j >= d.records.size()) return;

@@ -100,13 +100,15 @@ TEST(ChunkOrder, PlacerAtManyAgreesWithAt) {
             const size_t m = std::min(run, positions.size() - begin);
             std::vector<ChunkOrder::Place> got(m);
             std::vector<uint64_t> windows(m);
-            placer.AtMany(positions.data() + begin, m, got.data(), windows.data());
+            std::vector<uint32_t> lanes(m);
+            placer.AtMany(positions.data() + begin, m, got.data(), windows.data(), lanes.data());
             for (size_t j = 0; j < m; ++j) {
               const ChunkOrder::Place want = order.At(positions[begin + j]);
               ASSERT_EQ(got[j].record, want.record) << "lanes " << l.lanes << " run " << run;
               ASSERT_EQ(got[j].chunk, want.chunk) << "lanes " << l.lanes << " run " << run;
               ASSERT_EQ(windows[j], order.WindowAt(positions[begin + j]).index)
                   << "lanes " << l.lanes << " run " << run;
+              ASSERT_EQ(lanes[j], positions[begin + j] % order.lanes());
             }
             // The run's last position: the placer is past its lane's earlier windows, not
             // past its own.

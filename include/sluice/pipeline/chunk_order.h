@@ -88,8 +88,10 @@ class ChunkOrder {
     Place At(uint64_t position);
     // At() of each of positions[0, n) into out[0, n): the records' permutations of a few
     // dozen positions at a time run together (Permutation::ApplyMany). With `windows`, the
-    // index of each position's window in its lane into windows[0, n).
-    void AtMany(const uint64_t* positions, size_t n, Place* out, uint64_t* windows = nullptr);
+    // index of each position's window in its lane into windows[0, n); with `lanes`, each
+    // position's lane into lanes[0, n).
+    void AtMany(const uint64_t* positions, size_t n, Place* out, uint64_t* windows = nullptr,
+                uint32_t* lanes = nullptr);
     // Whether the positions placed last in `lane` were past its window `index` (false when
     // this placer has not placed a position of the lane since): a reader is done with that
     // window's chunks.
