@@ -2,6 +2,8 @@
 // decoded, then looked up and checked as they are read; under kRecover a chunk or record
 // the index misplaces re-indexes the shard (ShardReader::Read says how positions are then
 // served).
+#include <atomic>
+
 #include "format/chunk_decode.h"
 #include "format/framing.h"
 #include "format/shard_reader_impl.h"
@@ -30,14 +32,49 @@ namespace {
 
 static_assert(DecodedChunk::Located::kFramingBytes == kRecordOverheadBytes);
 
+// The framed record j of `decoded` when the decode located it and it passes the checks
+// there, else null (ShardReaderImpl::LocatedIntact, IntactRecordInChunk).
+[[gnu::always_inline]] inline const char* Intact(const DecodedChunk& decoded, uint64_t j,
+                                                 bool verify_crc) {
+  if (j >= decoded.records.size()) return nullptr;
+  const DecodedChunk::Located located = decoded.records[j];
+  if (located.offset == kRecordFailedCheck) return nullptr;
+  const char* framed = decoded.bytes.data() + located.offset;
+  HeaderCheck header = HeaderCheck::kOk;
+  uint64_t length = 0;
+  // In bounds: DecodeChunk placed the record's framing, of the index's length, in the chunk.
+  return CheckFramedRecord(framed, located.length, verify_crc, &header, &length) ==
+                 FramedFault::kNone
+             ? framed
+             : nullptr;
+}
+
+// Re-indexings of shard readers in this process so far, plus one (DecodedChunk::direct).
+std::atomic<uint64_t> reindex_generation{1};
+
 // Entries (32 bytes each) a thread keeps allocated between chunk decodes: a 1 MiB chunk of
 // records of 64 bytes or more.
 constexpr size_t kKeptEntries = size_t{1} << 14;
 
 }  // namespace
 
+void NoteReindexed() { reindex_generation.fetch_add(1); }
+
+bool IntactRecordInChunk(const DecodedChunk& decoded, uint64_t j, ByteView* record) {
+  if (decoded.direct == 0 || decoded.direct != reindex_generation.load()) return false;
+  const char* framed = Intact(decoded, j, decoded.verify_crc);
+  if (framed == nullptr) return false;
+  *record = ByteView(framed + kRecordHeaderBytes, decoded.records[j].length);
+  return true;
+}
+
 Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
                                     DecodedChunk* out) const {
+  out->direct = 0;
+  // Before the re-indexing check: a re-indexing that this check misses bumps the generation
+  // after it publishes (Realign), so the chunk is then not read directly.
+  const uint64_t generation = reindex_generation.load();
+  const bool located_by_index = realigned() == nullptr;
   std::vector<IndexFrame> frames;
   if (codec() != Codec::kNone) {
     frames.resize(chunk.frames);
@@ -81,21 +118,13 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
     }
   }
   if (entries.capacity() > kKeptEntries) std::vector<IndexLookup::RangeEntry>().swap(entries);
+  out->verify_crc = options_.verify_crc;
+  if (located_by_index) out->direct = generation;
   return Status::OK();
 }
 
 const char* ShardReaderImpl::LocatedIntact(const DecodedChunk& decoded, uint64_t j) const {
-  if (j >= decoded.records.size()) return nullptr;
-  const DecodedChunk::Located located = decoded.records[j];
-  if (located.offset == kRecordFailedCheck) return nullptr;
-  const char* framed = decoded.bytes.data() + located.offset;
-  HeaderCheck header = HeaderCheck::kOk;
-  uint64_t length = 0;
-  // In bounds: DecodeChunk placed the record's framing, of the index's length, in the chunk.
-  return CheckFramedRecord(framed, located.length, options_.verify_crc, &header,
-                           &length) == FramedFault::kNone
-             ? framed
-             : nullptr;
+  return Intact(decoded, j, options_.verify_crc);
 }
 
 Result<ByteView> ShardReaderImpl::RecordInChunk(uint64_t i, const ShardChunk& chunk,

@@ -19,6 +19,10 @@ namespace sluice::format {
 // A new id naming a reader (or its re-built index) in the per-thread caches.
 uint64_t NewReaderId();
 
+// A shard reader of this process was re-indexed (Realign): chunks decoded before it are no
+// longer read straight from their bytes (IntactRecordInChunk, DecodedChunk::direct).
+void NoteReindexed();
+
 class ShardReaderImpl final : public ShardReader {
  public:
   ShardReaderImpl(io::FileSystem* fs, std::unique_ptr<io::RandomAccessFile> file,

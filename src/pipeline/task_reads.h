@@ -91,6 +91,10 @@ class TaskReads {
     Status error;
     const Held* h = HeldFor(k, &error);
     if (h == nullptr) return error;
+    ByteView record;
+    if (format::IntactRecordInChunk(*h->data, id.index - h->info->first_record, &record)) {
+      return record;
+    }
     return source_.ReadInChunk(id.shard, id.index, *h->info, *h->data, scratch);
   }
 

@@ -38,6 +38,37 @@ std::vector<std::string> Payloads(size_t n, std::vector<size_t> sizes) {
   return out;
 }
 
+// Record i through the chunk path as the read stage takes it: straight from the decoded
+// chunk (IntactRecordInChunk) where that succeeds, else through the reader. Both are asked,
+// the chunk first (a reader's read may re-index the shard): where the chunk gives a record,
+// the reader must give the same bytes.
+Result<ByteView> ChunkRead(const ShardReader& reader, uint64_t i, const ShardChunk& chunk,
+                           const DecodedChunk& decoded, std::string* scratch) {
+  ByteView direct;
+  const bool straight = IntactRecordInChunk(decoded, i - chunk.first_record, &direct);
+  Result<ByteView> r = reader.RecordInChunk(i, chunk, decoded, scratch);
+  if (straight) {
+    EXPECT_TRUE(r.ok()) << "record " << i << ": " << r.status().ToString();
+    if (r.ok()) {
+      EXPECT_EQ(std::string(direct), std::string(*r)) << "record " << i;
+    }
+  }
+  return r;
+}
+
+// Chunk `c` of the reader's shard, fetched and decoded.
+DecodedChunk Decode(const ShardReader& reader, size_t c) {
+  const ShardChunk& chunk = reader.chunks().at(c);
+  std::string fetched(chunk.file_bytes, '\0');
+  auto got = reader.file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
+  EXPECT_TRUE(got.ok());
+  if (got.ok()) fetched.assign(got->data(), got->size());
+  DecodedChunk decoded;
+  Status s = reader.DecodeChunk(chunk, std::move(fetched), &decoded);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return decoded;
+}
+
 class ShardReindex : public ::testing::TestWithParam<Codec> {
  protected:
   // Writes `before` with its index, then `after` over it keeping the old index. The checks
@@ -92,7 +123,7 @@ class ShardReindex : public ::testing::TestWithParam<Codec> {
       Status s = reader.DecodeChunk(chunk, std::move(fetched), &decoded);
       EXPECT_TRUE(s.ok()) << s.ToString();
       for (uint64_t i = chunk.first_record; i < chunk.first_record + chunk.records; ++i) {
-        Result<ByteView> r = reader.RecordInChunk(i, chunk, decoded, &scratch);
+        Result<ByteView> r = ChunkRead(reader, i, chunk, decoded, &scratch);
         out.push_back(r.ok() ? std::string(*r) : "!" + r.status().message());
       }
     }
@@ -205,9 +236,13 @@ TEST_P(ShardReindex, ARecordOfADecodedChunkIsCheckedWhenItIsRead) {
     ASSERT_EQ(decoded.records.size(), chunk.records);
     decoded.bytes[decoded.records[3].offset + kRecordHeaderBytes + 5] ^= 1;  // payload
     decoded.bytes[decoded.records[4].offset + 2] ^= 1;                      // length
+    ByteView direct;
+    EXPECT_FALSE(IntactRecordInChunk(decoded, 3, &direct));
+    EXPECT_FALSE(IntactRecordInChunk(decoded, 4, &direct));
+    EXPECT_FALSE(IntactRecordInChunk(decoded, chunk.records, &direct));  // past the chunk
     std::string scratch;
     for (uint64_t i = 0; i < chunk.records; ++i) {
-      Result<ByteView> r = reader->RecordInChunk(chunk.first_record + i, chunk, decoded, &scratch);
+      Result<ByteView> r = ChunkRead(*reader, chunk.first_record + i, chunk, decoded, &scratch);
       if (i == 3) {
         ASSERT_FALSE(r.ok());
         EXPECT_NE(r.status().message().find("payload CRC mismatch"), std::string::npos)
@@ -222,6 +257,68 @@ TEST_P(ShardReindex, ARecordOfADecodedChunkIsCheckedWhenItIsRead) {
       }
     }
   }
+}
+
+// The read stage takes a record straight from its decoded chunk (IntactRecordInChunk) where
+// the decode located it and it checks intact there; once any shard reader of the process is
+// re-indexed, chunks decoded before are read through their readers again (a re-indexed
+// reader serves some positions from elsewhere), and a re-indexed reader's chunks never
+// straight. Without CRC checks both paths hand out a damaged payload alike.
+TEST_P(ShardReindex, ADecodedChunkIsReadStraightUntilAShardIsReindexed) {
+  const auto records = Payloads(12, {40, 90});
+  RecordWriterOptions o;
+  o.codec = GetParam();
+  const std::string intact_path = "/d/intact.tfrecord";
+  ASSERT_TRUE(WriteShard(fs_.get(), intact_path, records, o).ok());
+  ShardReaderOptions ro;
+  ro.chunk_bytes = 3000;
+  auto intact = ShardReader::Open(fs_.get(), intact_path, ro);
+  ASSERT_TRUE(intact.ok()) << intact.status().ToString();
+  const ShardChunk& chunk = (*intact)->chunks().front();
+  DecodedChunk before = Decode(**intact, 0);
+  ByteView r;
+  for (uint64_t j = 0; j < chunk.records; ++j) {
+    ASSERT_TRUE(IntactRecordInChunk(before, j, &r)) << j;
+    EXPECT_EQ(std::string(r), records[chunk.first_record + j]);
+  }
+  DecodedChunk unset = before;
+  unset.direct = 0;  // not marked by a shard reader's decode: read through the reader
+  EXPECT_FALSE(IntactRecordInChunk(unset, 0, &r));
+
+  // Another shard, re-indexed on its first read of a misplaced record.
+  const auto stale_before = Payloads(40, {100, 300, 170});
+  auto after = stale_before;
+  std::swap(after[2], after[3]);
+  WriteStale(stale_before, &after);
+  auto stale = Open(ShardDamagePolicy::kRecover);
+  ASSERT_NE(stale, nullptr);
+  EXPECT_EQ(ReadAllByChunk(*stale), after);
+  for (uint64_t j = 0; j < chunk.records; ++j) EXPECT_FALSE(IntactRecordInChunk(before, j, &r));
+  std::string scratch;
+  Result<ByteView> through = (*intact)->RecordInChunk(chunk.first_record, chunk, before, &scratch);
+  ASSERT_TRUE(through.ok()) << through.status().ToString();
+  EXPECT_EQ(std::string(*through), records[chunk.first_record]);
+  DecodedChunk again = Decode(**intact, 0);  // decoded after it: straight again
+  ASSERT_TRUE(IntactRecordInChunk(again, 1, &r));
+  EXPECT_EQ(std::string(r), records[chunk.first_record + 1]);
+  for (size_t c = 0; c < stale->chunks().size(); ++c) {
+    DecodedChunk d = Decode(*stale, c);
+    for (uint64_t j = 0; j < d.records.size(); ++j) EXPECT_FALSE(IntactRecordInChunk(d, j, &r));
+  }
+
+  // Without CRC checks: the damaged payload from both paths.
+  ro.verify_crc = false;
+  auto unchecked = ShardReader::Open(fs_.get(), intact_path, ro);
+  ASSERT_TRUE(unchecked.ok());
+  DecodedChunk d = Decode(**unchecked, 0);
+  d.bytes[d.records[2].offset + kRecordHeaderBytes + 1] ^= 1;
+  ASSERT_TRUE(IntactRecordInChunk(d, 2, &r));
+  std::string damaged = records[chunk.first_record + 2];
+  damaged[1] ^= 1;
+  EXPECT_EQ(std::string(r), damaged);
+  through = ChunkRead(**unchecked, chunk.first_record + 2, chunk, d, &scratch);
+  ASSERT_TRUE(through.ok());
+  EXPECT_EQ(std::string(*through), damaged);
 }
 
 // A zstd frame's content checksum (XXH64, its last 4 bytes) is skipped by a reader that
@@ -256,7 +353,7 @@ TEST(ShardChunkChecksum, AZstdFrameChecksumIsCheckedOnlyWhenRecordCrcsAreNot) {
     if (!s.ok()) return std::vector<std::string>{"!" + s.message()};
     std::string scratch;
     for (uint64_t i = 0; i < chunk.records; ++i) {
-      Result<ByteView> r = (*reader)->RecordInChunk(i, chunk, decoded, &scratch);
+      Result<ByteView> r = ChunkRead(**reader, i, chunk, decoded, &scratch);
       out.push_back(r.ok() ? std::string(*r) : "!" + r.status().message());
     }
     return out;

@@ -117,7 +117,10 @@ class RecordSource {
   virtual Status DecodeChunk(uint32_t shard, const format::ShardChunk& chunk, std::string fetched,
                              format::DecodedChunk* out) const;
   // Record `index` of `shard`, which lies in `chunk`, from that chunk decoded. The view
-  // points into `decoded`, *scratch or memory the source owns. Default: Read().
+  // points into `decoded`, *scratch or memory the source owns. Default: Read(). The read
+  // stage takes a record straight from a chunk that a format::ShardReader decoded
+  // (format::IntactRecordInChunk) and calls this where that fails: a source that hands out
+  // other bytes than its shard reader's records must not leave DecodedChunk::direct set.
   virtual Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index,
                                        const format::ShardChunk& chunk,
                                        const format::DecodedChunk& decoded,
