@@ -43,13 +43,22 @@ class ChunkRecycler {
     free_.pop_back();
     return c;
   }
-  // Keeps `c` if its elements hold no tensors and there is room; else its packed records'
-  // buffer goes to the BufferRecycler.
+  // Keeps `c` if its elements hold no tensors and there is room (its buffers above
+  // kMaxKeptBufferBytes go to the BufferRecycler, which bounds what it keeps); else its
+  // packed records' buffer goes to the BufferRecycler.
   void Give(std::unique_ptr<Chunk> c) {
     const bool bare = c->slots.empty() &&
                       std::all_of(c->elems.begin(), c->elems.end(),
                                   [](const Element& e) { return e.tensors.empty(); });
     if (bare && c->elems.size() <= kMaxElements) {
+      if (c->records.capacity() > kMaxKeptBufferBytes) {
+        BufferRecycler::Get().Give(std::move(c->records));
+        c->records = std::string();
+      }
+      if (c->scratch.capacity() > kMaxKeptBufferBytes) c->scratch = std::string();
+      if (c->record_ends.capacity() * sizeof(uint64_t) > kMaxKeptBufferBytes) {
+        c->record_ends = std::vector<uint64_t>();
+      }
       std::lock_guard<std::mutex> g(mu_);
       if (free_.size() < kMaxChunks) {
         free_.push_back(std::move(c));
@@ -60,8 +69,11 @@ class ChunkRecycler {
   }
 
  private:
-  static constexpr size_t kMaxChunks = 16;     // a read stage's window: 4 x its parallelism
-  static constexpr size_t kMaxElements = 4096;  // elements a kept chunk may have (~512 KiB)
+  // At most ~6 MiB kept: 16 chunks (a read stage's window at 4 tasks) of up to 2,048
+  // elements (256 KiB) and buffers of up to 128 KiB.
+  static constexpr size_t kMaxChunks = 16;
+  static constexpr size_t kMaxElements = 2048;
+  static constexpr size_t kMaxKeptBufferBytes = 128 << 10;
   std::mutex mu_;
   std::vector<std::unique_ptr<Chunk>> free_;  // guarded by mu_
 };
