@@ -150,8 +150,7 @@ Result<const RealignedIndex*> ShardReaderImpl::Realign(const Status& failure) co
       return;
     }
     realigned_ = std::move(*realigned);
-    realigned_active_.store(realigned_.get(), std::memory_order_release);
-    NoteReindexed();  // after: chunks decoded before it are read through the reader now
+    realigned_active_->store(realigned_.get(), std::memory_order_release);
   });
   if (realigned_ == nullptr) {
     return Status(failure.code(), failure.message() + "; re-indexing the shard after it failed: " +

@@ -49,19 +49,17 @@ static_assert(DecodedChunk::Located::kFramingBytes == kRecordOverheadBytes);
              : nullptr;
 }
 
-// Re-indexings of shard readers in this process so far, plus one (DecodedChunk::direct).
-std::atomic<uint64_t> reindex_generation{1};
-
 // Entries (32 bytes each) a thread keeps allocated between chunk decodes: a 1 MiB chunk of
 // records of 64 bytes or more.
 constexpr size_t kKeptEntries = size_t{1} << 14;
 
 }  // namespace
 
-void NoteReindexed() { reindex_generation.fetch_add(1); }
-
 bool IntactRecordInChunk(const DecodedChunk& decoded, uint64_t j, ByteView* record) {
-  if (decoded.direct == 0 || decoded.direct != reindex_generation.load()) return false;
+  if (decoded.reindexed == nullptr ||
+      decoded.reindexed->load(std::memory_order_acquire) != nullptr) {
+    return false;
+  }
   const char* framed = Intact(decoded, j, decoded.verify_crc);
   if (framed == nullptr) return false;
   *record = ByteView(framed + kRecordHeaderBytes, decoded.records[j].length);
@@ -70,11 +68,7 @@ bool IntactRecordInChunk(const DecodedChunk& decoded, uint64_t j, ByteView* reco
 
 Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched,
                                     DecodedChunk* out) const {
-  out->direct = 0;
-  // Before the re-indexing check: a re-indexing that this check misses bumps the generation
-  // after it publishes (Realign), so the chunk is then not read directly.
-  const uint64_t generation = reindex_generation.load();
-  const bool located_by_index = realigned() == nullptr;
+  out->reindexed = nullptr;
   std::vector<IndexFrame> frames;
   if (codec() != Codec::kNone) {
     frames.resize(chunk.frames);
@@ -119,7 +113,7 @@ Status ShardReaderImpl::DecodeChunk(const ShardChunk& chunk, std::string fetched
   }
   if (entries.capacity() > kKeptEntries) std::vector<IndexLookup::RangeEntry>().swap(entries);
   out->verify_crc = options_.verify_crc;
-  if (located_by_index) out->direct = generation;
+  out->reindexed = realigned_active_;
   return Status::OK();
 }
 

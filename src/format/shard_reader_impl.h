@@ -19,10 +19,6 @@ namespace sluice::format {
 // A new id naming a reader (or its re-built index) in the per-thread caches.
 uint64_t NewReaderId();
 
-// A shard reader of this process was re-indexed (Realign): chunks decoded before it are no
-// longer read straight from their bytes (IntactRecordInChunk, DecodedChunk::direct).
-void NoteReindexed();
-
 class ShardReaderImpl final : public ShardReader {
  public:
   ShardReaderImpl(io::FileSystem* fs, std::unique_ptr<io::RandomAccessFile> file,
@@ -73,7 +69,7 @@ class ShardReaderImpl final : public ShardReader {
   // the same index, or the failure with why re-indexing failed.
   Result<const RealignedIndex*> Realign(const Status& failure) const;
   const RealignedIndex* realigned() const {
-    return realigned_active_.load(std::memory_order_acquire);
+    return realigned_active_->load(std::memory_order_acquire);
   }
   Status ReadUncompressed(uint64_t i, const IndexRecord& r, const IndexFrame& f, std::string* out,
                           bool* misplaced) const;
@@ -101,7 +97,9 @@ class ShardReaderImpl final : public ShardReader {
   mutable std::once_flag realign_once_;
   mutable std::unique_ptr<RealignedIndex> realigned_;  // written inside realign_once_ only
   mutable Status realign_error_;                       // likewise
-  mutable std::atomic<const RealignedIndex*> realigned_active_{nullptr};
+  // Shared with the chunks this reader decodes (DecodedChunk::reindexed).
+  const std::shared_ptr<std::atomic<const RealignedIndex*>> realigned_active_ =
+      std::make_shared<std::atomic<const RealignedIndex*>>(nullptr);
   const uint64_t realigned_id_ = NewReaderId();  // its name in the thread caches
 };
 

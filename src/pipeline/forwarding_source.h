@@ -1,6 +1,9 @@
 // ForwardingSource: a RecordSource that passes every call to another one. A wrapper that
 // changes one thing (the snapshot identity of a table version, a test's decode counter)
 // overrides that method alone, and a method added to RecordSource is forwarded here once.
+// The read stage takes records straight from chunks a shard reader decoded, without
+// ReadInChunk (RecordSource::ReadInChunk): a wrapper that changes what ReadInChunk returns
+// must also clear DecodedChunk::reindexed in its DecodeChunk.
 #pragma once
 
 #include <memory>

@@ -69,8 +69,8 @@ class ChunkRecycler {
   }
 
  private:
-  // At most ~6 MiB kept: 16 chunks (a read stage's window at 4 tasks) of up to 2,048
-  // elements (256 KiB) and buffers of up to 128 KiB.
+  // At most ~10 MiB kept: 16 chunks (a read stage's window at 4 tasks) of up to 2,048
+  // elements (256 KiB) and three buffers of up to 128 KiB each.
   static constexpr size_t kMaxChunks = 16;
   static constexpr size_t kMaxElements = 2048;
   static constexpr size_t kMaxKeptBufferBytes = 128 << 10;

@@ -125,6 +125,7 @@ Status RecordSource::DecodeChunk(uint32_t, const format::ShardChunk&, std::strin
                                  format::DecodedChunk* out) const {
   out->bytes.clear();
   out->frame_starts.clear();
+  out->reindexed = nullptr;  // nothing located: reads go through ReadInChunk
   return Status::OK();
 }
 

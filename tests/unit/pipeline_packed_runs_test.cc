@@ -126,6 +126,46 @@ TEST_F(PackedRuns, RunsNameEachRecordWhereverTheyAreCut) {
   }
 }
 
+// A finished runner's chunks whose elements hold no tensors (packed runs) are kept for the
+// next runners, process-wide (ChunkRecycler); ones holding tensors are not (their buffers
+// belong to the finished pipeline's pool, which goes with it here). Runners in turn, each
+// with a context and pool of its own, packed and not, taking runs of every length: each
+// gets its own records, marks and drops only (under ASan: no access to a gone pool).
+TEST(PackedRunsRecycled, EachRunnerGetsItsOwnRecordsFromRecycledChunks) {
+  for (int round = 0; round < 3; ++round) {
+    for (auto packed : {&Always, &Never, &EveryOther}) {
+      for (size_t max : {size_t{5}, size_t{256}}) {
+        testing::RunnerTestContext rt(2);
+        StageCounters counters;
+        const uint64_t n = 2000 + 300 * static_cast<uint64_t>(round);
+        RecordWork work(n, packed, rt.buffers.get());
+        RunnerOptions ro;
+        ro.chunk_elements = 64 << round;  // the kept chunks' elements: fewer or more
+        ro.parallelism = 2;
+        ro.window = 4;
+        ro.kind = Tunable::Kind::kReadParallelism;
+        auto runner = std::make_unique<ParallelRunner>(&rt.ctx, &counters, &work, ro);
+        std::vector<uint64_t> positions;
+        ElementRun run;
+        for (;;) {
+          Result<bool> more = runner->NextSpan(max, &run);
+          ASSERT_TRUE(more.ok()) << more.status().ToString();
+          if (!*more) break;
+          for (size_t i = 0; i < run.count; ++i) {
+            const uint64_t p = run.first[i].id.position;
+            positions.push_back(p);
+            ASSERT_EQ(RecordIn(run, i), RecordOf(p)) << "position " << p << " round " << round;
+            EXPECT_EQ(run.first[i].mark.cursor, p + 1);
+          }
+        }
+        EXPECT_EQ(positions, KeptPositions(n)) << "round " << round;
+        runner.reset();  // its bare chunks go to the recycler; then the context goes
+        EXPECT_EQ(rt.budget.used(), 0u);
+      }
+    }
+  }
+}
+
 // Next() on a packed chunk (a consumer that takes elements after all) gets each record in
 // its element's tensor, as from an unpacked one.
 TEST_F(PackedRuns, NextUnpacksTheRecordIntoTheElement) {

@@ -260,11 +260,12 @@ TEST_P(ShardReindex, ARecordOfADecodedChunkIsCheckedWhenItIsRead) {
 }
 
 // The read stage takes a record straight from its decoded chunk (IntactRecordInChunk) where
-// the decode located it and it checks intact there; once any shard reader of the process is
-// re-indexed, chunks decoded before are read through their readers again (a re-indexed
-// reader serves some positions from elsewhere), and a re-indexed reader's chunks never
-// straight. Without CRC checks both paths hand out a damaged payload alike.
-TEST_P(ShardReindex, ADecodedChunkIsReadStraightUntilAShardIsReindexed) {
+// the decode located it, it checks intact there and the chunk's reader is not re-indexed
+// (a re-indexed reader serves some positions from elsewhere): a chunk decoded before its
+// reader was re-indexed is read through the reader from then on, and so is every chunk of a
+// re-indexed reader; other readers' chunks are not affected. Without CRC checks both paths
+// hand out a damaged payload alike.
+TEST_P(ShardReindex, ADecodedChunkIsReadStraightWhileItsReaderIsNotReindexed) {
   const auto records = Payloads(12, {40, 90});
   RecordWriterOptions o;
   o.codec = GetParam();
@@ -275,36 +276,48 @@ TEST_P(ShardReindex, ADecodedChunkIsReadStraightUntilAShardIsReindexed) {
   auto intact = ShardReader::Open(fs_.get(), intact_path, ro);
   ASSERT_TRUE(intact.ok()) << intact.status().ToString();
   const ShardChunk& chunk = (*intact)->chunks().front();
-  DecodedChunk before = Decode(**intact, 0);
+  DecodedChunk kept = Decode(**intact, 0);
   ByteView r;
   for (uint64_t j = 0; j < chunk.records; ++j) {
-    ASSERT_TRUE(IntactRecordInChunk(before, j, &r)) << j;
+    ASSERT_TRUE(IntactRecordInChunk(kept, j, &r)) << j;
     EXPECT_EQ(std::string(r), records[chunk.first_record + j]);
   }
-  DecodedChunk unset = before;
-  unset.direct = 0;  // not marked by a shard reader's decode: read through the reader
+  DecodedChunk unset = kept;
+  unset.reindexed = nullptr;  // not marked by a shard reader's decode: read through the reader
   EXPECT_FALSE(IntactRecordInChunk(unset, 0, &r));
 
-  // Another shard, re-indexed on its first read of a misplaced record.
-  const auto stale_before = Payloads(40, {100, 300, 170});
-  auto after = stale_before;
+  // A stale index, re-indexed on the first read of a misplaced record (2 and 3 swapped).
+  const auto before = Payloads(40, {100, 300, 170});
+  auto after = before;
   std::swap(after[2], after[3]);
-  WriteStale(stale_before, &after);
+  WriteStale(before, &after);
   auto stale = Open(ShardDamagePolicy::kRecover);
   ASSERT_NE(stale, nullptr);
-  EXPECT_EQ(ReadAllByChunk(*stale), after);
-  for (uint64_t j = 0; j < chunk.records; ++j) EXPECT_FALSE(IntactRecordInChunk(before, j, &r));
+  DecodedChunk early = Decode(*stale, 0);  // before the re-indexing
+  ASSERT_GE(early.records.size(), 4u);
+  // (zstd: the stale frames may fail the decode itself, which then re-indexes the shard.)
+  const bool straight = IntactRecordInChunk(early, 0, &r);
+  if (GetParam() == Codec::kNone) {
+    EXPECT_TRUE(straight);
+  }
+  if (straight) {
+    EXPECT_EQ(std::string(r), after[0]);
+  }
+  EXPECT_FALSE(IntactRecordInChunk(early, 2, &r));  // not where the stale index says
+  EXPECT_EQ(ReadAllByChunk(*stale), after);         // re-indexes the shard
+  for (uint64_t j = 0; j < early.records.size(); ++j) {
+    EXPECT_FALSE(IntactRecordInChunk(early, j, &r)) << j;
+  }
   std::string scratch;
-  Result<ByteView> through = (*intact)->RecordInChunk(chunk.first_record, chunk, before, &scratch);
+  Result<ByteView> through = stale->RecordInChunk(0, stale->chunks().front(), early, &scratch);
   ASSERT_TRUE(through.ok()) << through.status().ToString();
-  EXPECT_EQ(std::string(*through), records[chunk.first_record]);
-  DecodedChunk again = Decode(**intact, 0);  // decoded after it: straight again
-  ASSERT_TRUE(IntactRecordInChunk(again, 1, &r));
-  EXPECT_EQ(std::string(r), records[chunk.first_record + 1]);
+  EXPECT_EQ(std::string(*through), after[0]);
   for (size_t c = 0; c < stale->chunks().size(); ++c) {
     DecodedChunk d = Decode(*stale, c);
     for (uint64_t j = 0; j < d.records.size(); ++j) EXPECT_FALSE(IntactRecordInChunk(d, j, &r));
   }
+  ASSERT_TRUE(IntactRecordInChunk(kept, 1, &r));  // the other reader's chunk: still straight
+  EXPECT_EQ(std::string(r), records[chunk.first_record + 1]);
 
   // Without CRC checks: the damaged payload from both paths.
   ro.verify_crc = false;

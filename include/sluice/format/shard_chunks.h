@@ -5,13 +5,17 @@
 // (a pure function of the index), so every reader of a snapshot sees the same chunks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sluice/format/shard_index.h"
 
 namespace sluice::format {
+
+struct RealignedIndex;  // format/index_realign.h: a shard's index re-built while reading
 
 // Decoded bytes a chunk holds at most, unless one frame alone is larger (it is then a chunk
 // of its own): sluice's zstd frames are ~1 MiB, so they are one chunk each; an uncompressed
@@ -53,11 +57,12 @@ struct DecodedChunk {
     static constexpr uint32_t kFramingBytes = 16;
   };
   std::vector<Located> records;
-  // Set by ShardReader::DecodeChunk when its records are located and none of the process's
-  // shard readers had been re-indexed (ShardDamagePolicy::kRecover) yet: the re-indexing
-  // generation it saw (0: unset, reads go through the reader); with `verify_crc`, the
-  // reader's option. IntactRecordInChunk serves reads from such a chunk without the reader.
-  uint64_t direct = 0;
+  // Set by ShardReader::DecodeChunk when it located the records: its reader's re-indexed
+  // index, as the reader publishes it (null until a read re-indexes the shard under
+  // ShardDamagePolicy::kRecover), and its verify_crc option. IntactRecordInChunk serves reads
+  // from such a chunk while that reader is not re-indexed. Unset (null): reads go through
+  // the reader.
+  std::shared_ptr<const std::atomic<const RealignedIndex*>> reindexed;
   bool verify_crc = true;
   // A buffer DecodeChunk is done with, for the caller to reuse: the fetched bytes once
   // decompressed, or (codec none, whose fetched bytes become `bytes`) what `bytes` held.
@@ -70,10 +75,10 @@ struct DecodedChunk {
 inline constexpr uint32_t kRecordFailedCheck = UINT32_MAX;
 
 // Record first_record + j of a chunk that ShardReader::DecodeChunk decoded, straight from
-// the chunk: true with its payload in *record when the decode located it (`direct`), it
-// passes the reader's checks there (header, length against the index, CRCs as the reader's
-// verify_crc says) and no shard reader of the process has been re-indexed since the decode
-// (a re-indexed reader may serve the record from elsewhere). false: read it through the
+// the chunk: true with its payload in *record when the decode located it (`reindexed`
+// set), it passes the reader's checks there (header, length against the index, CRCs as the
+// reader's verify_crc says) and the reader is not re-indexed (a re-indexed reader may serve
+// the record from elsewhere): the test RecordInChunk makes. false: read it through the
 // reader (RecordInChunk), which says what is wrong. The same bytes RecordInChunk returns, a
 // plain call instead of two virtual ones (a shuffled read of small records makes one per
 // record: ~10% of its CPU).

@@ -120,7 +120,7 @@ class RecordSource {
   // points into `decoded`, *scratch or memory the source owns. Default: Read(). The read
   // stage takes a record straight from a chunk that a format::ShardReader decoded
   // (format::IntactRecordInChunk) and calls this where that fails: a source that hands out
-  // other bytes than its shard reader's records must not leave DecodedChunk::direct set.
+  // other bytes than its shard reader's records must not leave DecodedChunk::reindexed set.
   virtual Result<ByteView> ReadInChunk(uint32_t shard, uint64_t index,
                                        const format::ShardChunk& chunk,
                                        const format::DecodedChunk& decoded,
