@@ -72,6 +72,35 @@ std::vector<uint64_t> KeptPositions(uint64_t n) {
   return out;
 }
 
+// A record of a run: from the packed bytes, or from the element's tensor.
+std::string RecordIn(const ElementRun& run, size_t i) {
+  if (run.bytes == nullptr) return std::string(run.first[i].tensors.at(0).string(0));
+  const uint64_t begin = i == 0 ? run.begin : run.ends[i - 1];
+  return std::string(run.bytes + begin, run.ends[i] - begin);
+}
+
+// Takes every run of `runner` (NextSpan(max)) into *positions, checking each run's length
+// and each record, its mark, and that a packed run's elements hold no tensors.
+void TakeRuns(ParallelRunner* runner, size_t max, std::vector<uint64_t>* positions) {
+  ElementRun run;
+  for (;;) {
+    Result<bool> more = runner->NextSpan(max, &run);
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    if (!*more) break;
+    ASSERT_GE(run.count, 1u);
+    ASSERT_LE(run.count, max);
+    for (size_t i = 0; i < run.count; ++i) {
+      const uint64_t p = run.first[i].id.position;
+      positions->push_back(p);
+      ASSERT_EQ(RecordIn(run, i), RecordOf(p)) << "position " << p << " max " << max;
+      EXPECT_EQ(run.first[i].mark.cursor, p + 1);
+      if (run.bytes != nullptr) {
+        EXPECT_TRUE(run.first[i].tensors.empty());
+      }
+    }
+  }
+}
+
 class PackedRuns : public ::testing::Test {
  protected:
   std::unique_ptr<ParallelRunner> Runner(RecordWork* work, size_t chunk_elements) {
@@ -91,12 +120,6 @@ bool Always(uint64_t) { return true; }
 bool Never(uint64_t) { return false; }
 bool EveryOther(uint64_t chunk) { return chunk % 2 == 0; }
 
-// A record of a run: from the packed bytes, or from the element's tensor.
-std::string RecordIn(const ElementRun& run, size_t i) {
-  if (run.bytes == nullptr) return std::string(run.first[i].tensors.at(0).string(0));
-  const uint64_t begin = i == 0 ? run.begin : run.ends[i - 1];
-  return std::string(run.bytes + begin, run.ends[i] - begin);
-}
 
 TEST_F(PackedRuns, RunsNameEachRecordWhereverTheyAreCut) {
   for (auto packed : {&Always, &Never, &EveryOther}) {
@@ -104,23 +127,7 @@ TEST_F(PackedRuns, RunsNameEachRecordWhereverTheyAreCut) {
       RecordWork work(500, packed, rt_.buffers.get());
       auto runner = Runner(&work, 16);
       std::vector<uint64_t> positions;
-      ElementRun run;
-      for (;;) {
-        Result<bool> more = runner->NextSpan(max, &run);
-        ASSERT_TRUE(more.ok()) << more.status().ToString();
-        if (!*more) break;
-        ASSERT_GE(run.count, 1u);
-        ASSERT_LE(run.count, max);
-        for (size_t i = 0; i < run.count; ++i) {
-          const uint64_t p = run.first[i].id.position;
-          positions.push_back(p);
-          ASSERT_EQ(RecordIn(run, i), RecordOf(p)) << "position " << p << " max " << max;
-          EXPECT_EQ(run.first[i].mark.cursor, p + 1);
-          if (run.bytes != nullptr) {
-            EXPECT_TRUE(run.first[i].tensors.empty());
-          }
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(TakeRuns(runner.get(), max, &positions));
       EXPECT_EQ(positions, KeptPositions(500)) << "max " << max;
     }
   }
@@ -146,18 +153,7 @@ TEST(PackedRunsRecycled, EachRunnerGetsItsOwnRecordsFromRecycledChunks) {
         ro.kind = Tunable::Kind::kReadParallelism;
         auto runner = std::make_unique<ParallelRunner>(&rt.ctx, &counters, &work, ro);
         std::vector<uint64_t> positions;
-        ElementRun run;
-        for (;;) {
-          Result<bool> more = runner->NextSpan(max, &run);
-          ASSERT_TRUE(more.ok()) << more.status().ToString();
-          if (!*more) break;
-          for (size_t i = 0; i < run.count; ++i) {
-            const uint64_t p = run.first[i].id.position;
-            positions.push_back(p);
-            ASSERT_EQ(RecordIn(run, i), RecordOf(p)) << "position " << p << " round " << round;
-            EXPECT_EQ(run.first[i].mark.cursor, p + 1);
-          }
-        }
+        ASSERT_NO_FATAL_FAILURE(TakeRuns(runner.get(), max, &positions)) << "round " << round;
         EXPECT_EQ(positions, KeptPositions(n)) << "round " << round;
         runner.reset();  // its bare chunks go to the recycler; then the context goes
         EXPECT_EQ(rt.budget.used(), 0u);

@@ -56,15 +56,20 @@ Result<ByteView> ChunkRead(const ShardReader& reader, uint64_t i, const ShardChu
   return r;
 }
 
-// Chunk `c` of the reader's shard, fetched and decoded.
-DecodedChunk Decode(const ShardReader& reader, size_t c) {
-  const ShardChunk& chunk = reader.chunks().at(c);
+// `chunk` of the reader's shard, fetched from its file and decoded into *out: the fetch's
+// error or the decode's.
+Status FetchAndDecode(const ShardReader& reader, const ShardChunk& chunk, DecodedChunk* out) {
   std::string fetched(chunk.file_bytes, '\0');
   auto got = reader.file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
-  EXPECT_TRUE(got.ok());
-  if (got.ok()) fetched.assign(got->data(), got->size());
+  if (!got.ok()) return got.status();
+  fetched.assign(got->data(), got->size());
+  return reader.DecodeChunk(chunk, std::move(fetched), out);
+}
+
+// Chunk `c` of the reader's shard, fetched and decoded.
+DecodedChunk Decode(const ShardReader& reader, size_t c) {
   DecodedChunk decoded;
-  Status s = reader.DecodeChunk(chunk, std::move(fetched), &decoded);
+  Status s = FetchAndDecode(reader, reader.chunks().at(c), &decoded);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return decoded;
 }
@@ -115,12 +120,8 @@ class ShardReindex : public ::testing::TestWithParam<Codec> {
     std::vector<std::string> out;
     std::string scratch;
     for (const ShardChunk& chunk : reader.chunks()) {
-      std::string fetched(chunk.file_bytes, '\0');
-      auto got = reader.file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
-      EXPECT_TRUE(got.ok());
-      fetched.assign(got->data(), got->size());
       DecodedChunk decoded;
-      Status s = reader.DecodeChunk(chunk, std::move(fetched), &decoded);
+      Status s = FetchAndDecode(reader, chunk, &decoded);
       EXPECT_TRUE(s.ok()) << s.ToString();
       for (uint64_t i = chunk.first_record; i < chunk.first_record + chunk.records; ++i) {
         Result<ByteView> r = ChunkRead(reader, i, chunk, decoded, &scratch);
@@ -227,12 +228,8 @@ TEST_P(ShardReindex, ARecordOfADecodedChunkIsCheckedWhenItIsRead) {
     ASSERT_NE(reader, nullptr);
     const ShardChunk& chunk = reader->chunks().front();
     ASSERT_GE(chunk.records, 6u);
-    std::string fetched(chunk.file_bytes, '\0');
-    auto got = reader->file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
-    ASSERT_TRUE(got.ok());
-    fetched.assign(got->data(), got->size());
     DecodedChunk decoded;
-    ASSERT_TRUE(reader->DecodeChunk(chunk, std::move(fetched), &decoded).ok());
+    ASSERT_TRUE(FetchAndDecode(*reader, chunk, &decoded).ok());
     ASSERT_EQ(decoded.records.size(), chunk.records);
     decoded.bytes[decoded.records[3].offset + kRecordHeaderBytes + 5] ^= 1;  // payload
     decoded.bytes[decoded.records[4].offset + 2] ^= 1;                      // length
@@ -357,12 +354,8 @@ TEST(ShardChunkChecksum, AZstdFrameChecksumIsCheckedOnlyWhenRecordCrcsAreNot) {
     if (!reader.ok()) return out;
     EXPECT_EQ((*reader)->chunks().size(), 1u);
     const ShardChunk& chunk = (*reader)->chunks().front();
-    std::string fetched(chunk.file_bytes, '\0');
-    auto got = (*reader)->file().Read(chunk.file_offset, chunk.file_bytes, fetched.data());
-    EXPECT_TRUE(got.ok());
-    fetched.assign(got->data(), got->size());
     DecodedChunk decoded;
-    Status s = (*reader)->DecodeChunk(chunk, std::move(fetched), &decoded);
+    Status s = FetchAndDecode(**reader, chunk, &decoded);
     if (!s.ok()) return std::vector<std::string>{"!" + s.message()};
     std::string scratch;
     for (uint64_t i = 0; i < chunk.records; ++i) {
