@@ -11,11 +11,9 @@ namespace sluice::cli {
 namespace {
 
 // Bytes per read: a buffer that stays in L2, so the CRCs read what the copy out of the page
-// cache has just written. Measured on the 2-core AMD EPYC VM over 1 GiB of ~1 KiB records
-// (through RecordReaderOptions::read_buffer_bytes): 1 MiB reads cost ~10% more CPU than
-// 256 KiB, 64 KiB ~10% more (syscalls). A memory map avoids the copy but cost 2.5-4x the CPU
-// there (page faults under the hypervisor, MAP_POPULATE or not), and a file truncated under
-// it kills the process with SIGBUS.
+// cache has just written; larger reads fall out of L2, much smaller ones pay a syscall per
+// few records. No memory map: a file truncated under it kills the process with SIGBUS, and
+// under a hypervisor its page faults can cost more than the copy it saves.
 constexpr size_t kReadBytes = size_t{256} << 10;
 // Records are checked this many bytes at a time, then their headers read again for the
 // digest while still in L1.

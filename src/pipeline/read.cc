@@ -209,8 +209,8 @@ void ReadIterator::StartCache() {
   // The whole dataset fits: what this cache decodes, the next iterator needs. Kept from the
   // first pass when the order's window holds every chunk at once anyway (the default shuffle);
   // otherwise (no shuffle, a smaller window) the cache reuses a few chunks' buffers, and
-  // keeping every chunk would take memory a single pass never touches (fresh pages: on this
-  // VM a read of 200 MB at 0.4-0.5x the rate), so it keeps from the read's second pass on.
+  // keeping every chunk would take memory a single pass never touches (fresh pages, each a
+  // page fault), so it keeps from the read's second pass on.
   if (cfg_.read.keep_decoded_chunks && decoded > 0 && decoded <= o.capacity_bytes &&
       (window_holds_all_ || read_before_)) {
     o.kept = cfg_.kept;

@@ -1,6 +1,6 @@
 // SampleRng: the per-sample random number generator of augmentations.
 //
-// DESIGN.md ("Global order") requires per-sample randomness to be a pure function of
+// docs/architecture.md ("Global order") requires per-sample randomness to be a pure function of
 // (seed, epoch, global sample index), so that resume, any world size and any thread count
 // reproduce the same crops and flips. SampleRng is therefore counter-based: a 64-bit key
 // derived from those three numbers, and the i-th draw is a strong mix of (key, i). There is

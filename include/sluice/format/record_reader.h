@@ -25,7 +25,7 @@ struct RecordReaderOptions {
   // truncated by someone else while it is mapped kills the process with SIGBUS
   // (io::RandomAccessFile::Map), which no error handling can catch; positional reads into a
   // reused buffer turn the same event into a DataLoss error ("file shrank while reading"),
-  // and measured no slower (docs/format.md, section 9). Default: false
+  // and are not reliably slower (docs/format.md, section 9). Default: false
   bool map_uncompressed = false;
 };
 

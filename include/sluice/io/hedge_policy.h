@@ -29,17 +29,15 @@ class HedgePolicy {
     // Duplicates never exceed this share of hedgeable requests (plus `burst`).
     double max_extra_fraction = 0.05;  // Default: 5%
     // Duplicates that may be saved up: slow first bytes come in clusters (a server stall
-    // delays every request in flight), and a budget of 2 left ~40% of the hedges wanted in a
-    // cluster unsent (bench/s3/run.py --only hedging). The budget starts full, as gRPC's
-    // retry throttle does: a stall among the first requests is hedged like any other.
-    // Default: 10.
+    // delays every request in flight), so a small budget leaves most of a cluster's wanted
+    // hedges unsent. The budget starts full, as gRPC's retry throttle does: a stall among the
+    // first requests is hedged like any other. Default: 10.
     double burst = 10;
     // The running quantile from this many latencies on (a p95 of ten samples is noise).
     size_t min_samples = 40;  // Default: 40
     // Before that, from early_samples latencies on, a cautious delay: early_multiple x their
-    // median (a stall among a job's first requests is hedged too). No hedging before. At 4x
-    // a stalled early read took ~5x the median, alone enough to set a run's p99.9 (bench/s3
-    // --only hedging). Default: 2.
+    // median (a stall among a job's first requests is hedged too). No hedging before. A
+    // larger multiple lets one stalled early read alone set a run's p99.9. Default: 2.
     size_t early_samples = 8;     // Default: 8
     double early_multiple = 2.0;  // Default: 2
     size_t window = 1000;     // Default: the latest 1000 first-byte latencies
@@ -47,10 +45,9 @@ class HedgePolicy {
     // empty budget, borrowing up to `max_debt` duplicates from the requests to come. Without
     // it a stall could wait for its whole length: hedges at the p95 spend the budget about as
     // fast as it is earned (5% of first bytes are later than the p95), and with one request in
-    // flight the stall itself stops the requests that earn tokens (bench/s3/run.py --only
-    // hedging at --concurrency 1: p99.9 ~504 ms of a 500 ms stall). At 2, a stall that found
-    // the budget empty answered at ~3x the median, so p99.9 sat at 3.0-3.2x p50. 0: never
-    // borrow. Default: 1.5.
+    // flight the stall itself stops the requests that earn tokens. The multiple must leave a
+    // borrowed hedge time to answer within ~3x the median (a hedged read ends at the delay
+    // plus one more read). 0: never borrow. Default: 1.5.
     double overdue_multiple = 1.5;
     // Duplicates that may be borrowed at most; over a run duplicates stay under
     // max_extra_fraction x requests + burst + max_debt. Default: 10.

@@ -1,5 +1,5 @@
-// The global sample order of an epoch and each rank's slice of it (DESIGN.md, "Global
-// order"). For a snapshot (the record counts of its shards), a seed and an epoch, the order
+// The global sample order of an epoch and each rank's slice of it (docs/architecture.md,
+// "Global order"). For a snapshot (the record counts of its shards), a seed and an epoch, the order
 // is a pure function of them: independent of world size, threads and buffer sizes. Positions
 // map to records in O(1) (global mode) or O(log shards) (block mode) with O(1) memory per
 // epoch, which is what makes an iterator's state a few bytes and restore O(1).

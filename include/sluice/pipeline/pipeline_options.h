@@ -11,7 +11,8 @@
 
 namespace sluice::pipeline {
 
-// What a stage does when one record fails (DESIGN.md, "Bad input never loses good data").
+// What a stage does when one record fails (docs/architecture.md, "Bad input never loses good
+// data").
 enum class ErrorPolicy {
   kRaise,       // Default: the error reaches the consumer, naming stage, shard and record
   kSkip,        // drop the record, count it in the stage's stats, continue

@@ -1,4 +1,4 @@
-// Deadlines for the page store (STYLE.md "Cache tier": timeouts come from a wrapper around the
+// Deadlines for the page store (the cache is best effort: timeouts come from a wrapper around the
 // store, as alluxio's TimeBoundPageStore). Reads and writes of chunk files run on the wrapper's
 // own threads; one that misses its deadline is reported as failed (the coordinator counts a
 // read as a miss and a write as a skipped store) while it goes on in the background. While all
