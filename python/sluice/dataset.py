@@ -26,6 +26,10 @@ INFINITE = -2
 # A stage of the recipe: (method name, keyword arguments).
 _Stage = tuple
 
+# The defaults of read() and shuffle(): the C++ options' own (ReadOptions, ShuffleOptions).
+_READ = _sluice.DEFAULTS["read"]
+_SHUFFLE = _sluice.DEFAULTS["shuffle"]
+
 
 class Dataset:
     """An immutable pipeline description. Build one with `sluice.read(...)` or
@@ -40,9 +44,12 @@ class Dataset:
 
     # ---- stages (same names and arguments as the C++ Dataset) ----
 
-    def shuffle(self, seed: int = 0, mode: str = "chunks", *, block_shards: int = 4,
-                buffer_size: int = 10000, window_bytes: int = 0, window_chunks: int = 0,
-                lanes: int = 0) -> "Dataset":
+    def shuffle(self, seed: int = _SHUFFLE["seed"], mode: str = _SHUFFLE["mode"], *,
+                block_shards: int = _SHUFFLE["block_shards"],
+                buffer_size: int = _SHUFFLE["buffer_size"],
+                window_bytes: int = _SHUFFLE["window_bytes"],
+                window_chunks: int = _SHUFFLE["window_chunks"],
+                lanes: int = _SHUFFLE["lanes"]) -> "Dataset":
         """Sets the epoch's sample order. "chunks" (the default): chunks (~1 MiB runs of
         records that decode together) are permuted and records are permuted within windows of
         chunks, each chunk fetched and decoded once per window; the window fills half the
@@ -305,13 +312,13 @@ class Dataset:
         return _replay(recipe, self._options)
 
 
-def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, parallelism: int = 0,
-         chunk_records: int = 0, on_error: Optional[str] = None,
-         map_uncompressed: bool = False, version: Optional[int] = None,
-         timestamp: Any = None, cache: Optional[bool] = None,
+def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = _READ["verify_crc"],
+         parallelism: int = _READ["parallelism"], chunk_records: int = _READ["chunk_records"],
+         on_error: Optional[str] = None, map_uncompressed: bool = _READ["map_uncompressed"],
+         version: Optional[int] = None, timestamp: Any = None, cache: Optional[bool] = None,
          cache_dir: Optional[Union[str, os.PathLike]] = None,
-         cache_bytes: Optional[Union[int, str]] = None, chunk_bytes: int = 1 << 20,
-         keep_decoded_chunks: bool = True) -> Dataset:
+         cache_bytes: Optional[Union[int, str]] = None, chunk_bytes: int = _READ["chunk_bytes"],
+         keep_decoded_chunks: bool = _READ["keep_decoded_chunks"]) -> Dataset:
     """Reads shards: a directory holding dataset.json, a glob, a shard file, a table
     (docs/table.md: its directory, or "DIR@v12"), or a list of them (read in the order
     given). parallelism: read tasks in flight (0 = autotuned). chunk_records: records per
@@ -353,7 +360,7 @@ def read(paths: Union[str, Iterable[str]], *, verify_crc: bool = True, paralleli
                    keep_decoded_chunks=keep_decoded_chunks)
 
 
-def from_records(records: Sequence[Any], *, chunk_bytes: int = 1 << 20) -> Dataset:
+def from_records(records: Sequence[Any], *, chunk_bytes: int = _READ["chunk_bytes"]) -> Dataset:
     """Records held in memory: a list of bytes (one shard) or a list of lists (shards).
     `chunk_bytes`: records of a shard form chunks of up to this many bytes, as shard files
     do (the unit of shuffle(mode="chunks"); small values make small datasets window-shuffled

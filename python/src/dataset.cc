@@ -217,20 +217,51 @@ std::unique_ptr<PyIterator> MakeIterator(const Dataset& d, uint32_t threads, uin
   return py_it;
 }
 
+// The defaults of read() and shuffle() are the C++ options' own (ReadOptions,
+// ShuffleOptions): the bindings take them from there, and `_sluice.DEFAULTS` hands them to
+// the Python signatures (python/sluice/dataset.py), so each is written once.
+py::dict Defaults() {
+  const pipeline::ReadOptions r;
+  const pipeline::ShuffleOptions s;
+  py::dict read, shuffle, out;
+  read["verify_crc"] = r.verify_crc;
+  read["parallelism"] = r.parallelism;
+  read["chunk_records"] = r.chunk_records;
+  read["map_uncompressed"] = r.map_uncompressed;
+  read["chunk_bytes"] = r.chunk_bytes;
+  read["keep_decoded_chunks"] = r.keep_decoded_chunks;
+  shuffle["seed"] = s.seed;
+  shuffle["mode"] = std::string(pipeline::ShuffleModeName(s.mode));
+  shuffle["block_shards"] = s.block_shards;
+  shuffle["buffer_size"] = s.buffer_size;
+  shuffle["window_bytes"] = s.window_bytes;
+  shuffle["window_chunks"] = s.window_chunks;
+  shuffle["lanes"] = s.lanes;
+  out["read"] = read;
+  out["shuffle"] = shuffle;
+  return out;
+}
+
 }  // namespace
 
 void RegisterDataset(py::module_& m) {
   using py::arg;
+  const pipeline::ReadOptions r;
+  const pipeline::ShuffleOptions s;
+  m.attr("DEFAULTS") = Defaults();
   py::class_<Dataset>(m, "_Dataset")
-      .def_static("read", &Read, arg("paths"), arg("verify_crc") = true, arg("parallelism") = 0,
-                  arg("chunk_records") = 0, arg("on_error") = py::none(),
-                  arg("map_uncompressed") = false, arg("cache") = py::none(),
-                  arg("cache_dir") = py::none(), arg("cache_bytes") = py::none(),
-                  arg("chunk_bytes") = uint64_t{1} << 20, arg("keep_decoded_chunks") = true)
-      .def_static("from_records", &FromRecords, arg("shards"), arg("chunk_bytes") = 1 << 20)
-      .def("shuffle", &Shuffle, arg("seed") = 0, arg("mode") = "chunks", arg("block_shards") = 4,
-           arg("buffer_size") = 10000, arg("window_bytes") = 0, arg("window_chunks") = 0,
-           arg("lanes") = 0)
+      .def_static("read", &Read, arg("paths"), arg("verify_crc") = r.verify_crc,
+                  arg("parallelism") = r.parallelism, arg("chunk_records") = r.chunk_records,
+                  arg("on_error") = py::none(), arg("map_uncompressed") = r.map_uncompressed,
+                  arg("cache") = py::none(), arg("cache_dir") = py::none(),
+                  arg("cache_bytes") = py::none(), arg("chunk_bytes") = r.chunk_bytes,
+                  arg("keep_decoded_chunks") = r.keep_decoded_chunks)
+      .def_static("from_records", &FromRecords, arg("shards"), arg("chunk_bytes") = r.chunk_bytes)
+      .def("shuffle", &Shuffle, arg("seed") = s.seed,
+           arg("mode") = std::string(pipeline::ShuffleModeName(s.mode)),
+           arg("block_shards") = s.block_shards, arg("buffer_size") = s.buffer_size,
+           arg("window_bytes") = s.window_bytes, arg("window_chunks") = s.window_chunks,
+           arg("lanes") = s.lanes)
       .def("shard", &Shard, arg("rank"), arg("world_size"), arg("remainder") = "drop")
       .def("parse_example", &ParseExample, arg("features"), arg("on_error") = py::none(),
            arg("parallelism") = -1)

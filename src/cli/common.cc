@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "sluice/base/bytes.h"
@@ -21,23 +24,41 @@ void Warn(const std::string& message) {
 
 namespace {
 
-io::FaultInjectionFileSystem* fault_injection = nullptr;  // set once, never destroyed
+// One fault-injection wrapper per file system (local, each S3 endpoint, each NameNode), made
+// the first time a Location names it and never destroyed; the counts of all are printed at
+// exit. Guarded by its mutex: the distributed jobs locate paths from several threads.
+struct FaultInjectionWrappers {
+  std::mutex mu;
+  std::map<io::FileSystem*, std::unique_ptr<io::FaultInjectionFileSystem>> by_base;
+};
 
-void PrintFaultCounts() {
-  std::fprintf(stderr, "sluice: fault injection: %s\n", fault_injection->CountsText().c_str());
+FaultInjectionWrappers& Wrappers() {
+  static auto* wrappers = new FaultInjectionWrappers;
+  return *wrappers;
 }
 
-// The file system behind every Location: the plan of SLUICE_FAULT_INJECTION (read once)
-// wraps the local one. Only local paths exist so far, so one wrapper serves every path.
+void PrintFaultCounts() {
+  FaultInjectionWrappers& w = Wrappers();
+  std::lock_guard<std::mutex> lock(w.mu);
+  for (const auto& [base, wrapper] : w.by_base) {
+    std::fprintf(stderr, "sluice: fault injection: %s\n", wrapper->CountsText().c_str());
+  }
+}
+
+// The file system behind a Location: under the plan of SLUICE_FAULT_INJECTION (read once),
+// the wrapper of the very file system the path names.
 Result<io::FileSystem*> WithFaultInjection(io::FileSystem* fs) {
   static const Result<std::optional<io::FaultPlan>> plan = io::FaultPlanFromEnvironment();
   SLUICE_RETURN_IF_ERROR(plan.status());
   if (!plan->has_value()) return fs;
-  if (fault_injection == nullptr) {
-    fault_injection = new io::FaultInjectionFileSystem(fs, **plan);
-    std::atexit(PrintFaultCounts);
+  FaultInjectionWrappers& w = Wrappers();
+  std::lock_guard<std::mutex> lock(w.mu);
+  auto& wrapper = w.by_base[fs];
+  if (wrapper == nullptr) {
+    if (w.by_base.size() == 1) std::atexit(PrintFaultCounts);
+    wrapper = std::make_unique<io::FaultInjectionFileSystem>(fs, **plan);
   }
-  return static_cast<io::FileSystem*>(fault_injection);
+  return static_cast<io::FileSystem*>(wrapper.get());
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ import pytest
 
 import sluice
 from conftest import BUILD
+from s3_server import s3_server  # noqa: F401  (the session fixture)
 
 SLUICE = str(BUILD / "bin" / "sluice")
 SCALE = int(os.environ.get("SLUICE_CRASH_TEST_SCALE", "1"))
@@ -422,3 +423,19 @@ def test_lock_of_a_dead_writer_is_taken_over(tmp_path):
     assert f"sluice clean --break-lock {tmp_path / 'foreign'}" in r.stderr, r.stderr
     run("clean", tmp_path / "foreign", "--break-lock", check=0)
     run(*convert_args(src, tmp_path / "foreign"), check=0)
+
+
+def test_fault_injection_wraps_the_file_system_each_path_names(s3_server, tmp_path):
+    """Under SLUICE_FAULT_INJECTION a local input and an s3:// output each go through their own
+    file system: the dataset lands in the bucket, nothing under a local "s3:" directory."""
+    src = write_jsonl(tmp_path / "in.jsonl", 200)
+    bucket = s3_server.bucket("faultwrap")
+    env = dict(s3_server.environ(), SLUICE_FAULT_INJECTION="count")
+    r = subprocess.run([SLUICE, *convert_args(src, f"s3://{bucket}/ds")], capture_output=True,
+                       text=True, timeout=300, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "s3:").exists()
+    keys = [o["Key"] for o in
+            s3_server.client().list_objects_v2(Bucket=bucket, Prefix="ds/").get("Contents", [])]
+    assert "ds/dataset.json" in keys
+    assert len(FAULT_COUNTS.findall(r.stderr)) == 2  # one line per file system

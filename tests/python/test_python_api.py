@@ -324,3 +324,16 @@ def test_one_iterator_has_one_consumer_thread():
     assert len(errors) == 3 and all("another thread" in e for e in errors)
     assert it.stats()["elements"] == 1
     it.close()
+
+
+def test_read_and_shuffle_defaults_are_the_libraries_own():
+    """Python's defaults of read() and shuffle() are the C++ options' (one source of truth):
+    every such parameter defaults to the value the extension module reports."""
+    import inspect
+    from sluice import _sluice
+    for fn, key in ((sluice.read, "read"), (sluice.Dataset.shuffle, "shuffle")):
+        params = inspect.signature(fn).parameters
+        for name, value in _sluice.DEFAULTS[key].items():
+            assert params[name].default == value, (key, name)
+    assert _sluice.DEFAULTS["shuffle"]["buffer_size"] == 10000  # ShuffleOptions' documented one
+    assert _sluice.DEFAULTS["read"]["chunk_bytes"] == 1 << 20

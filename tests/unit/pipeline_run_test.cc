@@ -2,7 +2,9 @@
 // quarantine), destroying an iterator cancels its work, the memory budget holds under a slow
 // consumer, steady state reuses buffers, the stall report names the bottleneck, autotune
 // reacts to it.
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -139,10 +141,26 @@ TEST(PipelineCancel, DestroyingABusyIteratorStopsAllWorkPromptly) {
   }
 }
 
-TEST(PipelineCancel, DestroyingAnUnstartedIteratorIsImmediate) {
-  auto it = MakeIt(Ids({100}).Map(Slow, IdMap(2)).Prefetch(4), 2);
+// MakeIterator starts no work: until the first Next nothing is read or mapped, so an
+// iterator destroyed unstarted has nothing to cancel. Had it started, its map (which waits up
+// to 30 s for cancellation) would show calls, and each must have been told to stop.
+TEST(PipelineCancel, AnUnstartedIteratorStartsNoWork) {
+  auto waited_out = std::make_shared<std::atomic<int>>(0);
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto wait_for_cancel = [waited_out, calls](Element* e, const MapContext& ctx) {
+    ++*calls;
+    auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (!ctx.cancelled() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!ctx.cancelled()) ++*waited_out;
+    return ParseId(e, ctx);
+  };
+  auto it = MakeIt(Ids({100}).Map(wait_for_cancel, IdMap(2)).Prefetch(4), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time to start, were it eager
+  EXPECT_EQ(*calls, 0);
   it.reset();
-  SUCCEED();
+  EXPECT_EQ(*waited_out, 0);
 }
 
 // 64 KiB records, a 1 MiB budget, a consumer slower than the pipeline.

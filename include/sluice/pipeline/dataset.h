@@ -75,6 +75,8 @@ class Dataset {
   // empty when status() is not OK.
   const std::vector<uint64_t>& shard_records() const;
 
+  // Builds the iterator without starting it: nothing is read, mapped or prefetched until its
+  // first Next, so an iterator destroyed unstarted cancels nothing.
   Result<std::unique_ptr<Iterator>> MakeIterator(const PipelineOptions& options = {}) const;
 
   // The chunks this dataset's rank (as set by Shard(); rank 0 of 1 without) reads in
