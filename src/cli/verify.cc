@@ -1,5 +1,6 @@
 // `sluice verify PATH`: reads every record (checking both CRCs of each), then checks every
-// index entry against the shard, and a manifest's counts against the shards. Prints one
+// index entry against the shard, and a manifest's (or a table version's) counts against the
+// shards. Prints one
 // "file:offset: problem" line per fault; exit 0 when clean, 1 otherwise. Shards are verified
 // in parallel (one per thread, or split across threads when there are fewer shards than
 // threads) and reported in shard order. A clean uncompressed local shard is proven clean by
@@ -22,6 +23,7 @@
 #include "sluice/format/manifest.h"
 #include "sluice/format/record_reader.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/table/table.h"
 
 namespace sluice::cli {
 namespace {
@@ -262,15 +264,16 @@ void ReportLeftovers(io::FileSystem* fs, const std::string& dir, const format::M
                    leftovers->size(), dir));
 }
 
-int RunVerify(const std::string& uri) {
-  auto where = Locate(uri);
-  if (!where.ok()) return ReportError(where.status());
-  io::FileSystem* fs = where->fs;
-  auto shards = format::ResolveShards(fs, where->path);
-  if (!shards.ok()) return ReportError(shards.status());
-
+// What verifying a list of shards found: the faults (printed as found, in shard order), and
+// each shard's record count (nullopt for a damaged shard, whose count is unknown).
+struct ShardsVerified {
   std::vector<std::optional<uint64_t>> records;
-  uint64_t total = 0, fault_count = 0;
+  uint64_t total = 0;
+  uint64_t faults = 0;
+};
+
+ShardsVerified VerifyShards(io::FileSystem* fs, const std::vector<std::string>& shards) {
+  ShardsVerified out;
   struct ShardResult {
     FaultLog faults;
     uint64_t records = 0;
@@ -278,10 +281,9 @@ int RunVerify(const std::string& uri) {
   };
   // Fewer shards than threads: each shard is split across the idle threads.
   const size_t threads = ThreadPool::DefaultThreads();
-  const size_t pieces =
-      shards->size() < threads ? threads / std::max<size_t>(1, shards->size()) : 1;
+  const size_t pieces = shards.size() < threads ? threads / std::max<size_t>(1, shards.size()) : 1;
   auto verify_shard = [fs, &shards, pieces](size_t i) {
-    const std::string& shard = (*shards)[i];
+    const std::string& shard = shards[i];
     ShardResult result;
     const bool indexed = fs->Exists(format::ShardIndex::IndexPathFor(shard));
     PlaceDigest index_places;
@@ -308,29 +310,110 @@ int RunVerify(const std::string& uri) {
     return result;
   };
   OrderedParallelMap<ShardResult>(
-      shards->size(), threads, 2 * threads, verify_shard, [&](size_t, ShardResult&& r) {
+      shards.size(), threads, 2 * threads, verify_shard, [&](size_t, ShardResult&& r) {
         r.faults.Print();
-        fault_count += r.faults.count();
-        records.push_back(r.clean ? std::optional<uint64_t>(r.records) : std::nullopt);
-        total += r.records;
+        out.faults += r.faults.count();
+        out.records.push_back(r.clean ? std::optional<uint64_t>(r.records) : std::nullopt);
+        out.total += r.records;
         return true;
       });
-  auto info = fs->Stat(where->path);
+  return out;
+}
+
+std::string FaultSummary(uint64_t faults) {
+  return faults == 0 ? std::string("no faults") : std::to_string(faults) + " fault(s)";
+}
+
+// A table version's counts and sizes in its log must match its files. `records` as in
+// CheckManifest, for `files` in order.
+void CheckTableFiles(const table::Table& t, const std::vector<table::DataFile>& files,
+                     const std::vector<std::string>& paths,
+                     const std::vector<std::optional<uint64_t>>& records, FaultLog* faults) {
+  const std::string version = "version " + std::to_string(t.version());
+  for (size_t i = 0; i < files.size() && i < records.size(); ++i) {
+    const table::DataFile& f = files[i];
+    if (records[i] && f.records >= 0 && static_cast<uint64_t>(f.records) != *records[i]) {
+      faults->Add(paths[i], std::nullopt,
+                  fmt::format("{} of the table says {} records, the shard holds {}", version,
+                              f.records, *records[i]));
+    }
+    auto info = t.fs()->Stat(paths[i]);
+    if (info.ok() && info->size != static_cast<uint64_t>(f.size)) {
+      faults->Add(paths[i], std::nullopt,
+                  fmt::format("{} of the table says {} bytes, the file has {}", version, f.size,
+                              info->size));
+    }
+    auto index = f.tags.find("sluice.index");
+    if (index != f.tags.end() && !t.fs()->Exists(format::ShardIndex::IndexPathFor(paths[i]))) {
+      faults->Add(format::ShardIndex::IndexPathFor(paths[i]), std::nullopt,
+                  version + " of the table lists this index; it is missing");
+    }
+  }
+}
+
+// A table: every data file (and index) of one version, checked as shards, then against what
+// the log says of them. Files of other versions are not leftovers: `sluice table vacuum`
+// decides what no version needs.
+int RunVerifyTable(const Location& where, std::optional<int64_t> version) {
+  table::OpenOptions open;
+  open.version = version;
+  auto t = table::Table::Open(where.fs, where.path, open);
+  if (!t.ok()) return ReportError(t.status());
+  FaultLog path_faults;
+  std::vector<table::DataFile> files;
+  std::vector<std::string> paths;
+  for (const table::DataFile& f : t->files()) {
+    auto path = t->FilePath(f);
+    if (!path.ok()) {  // named by version and commit; never opened
+      path_faults.Add(f.path, std::nullopt, path.status().message());
+      continue;
+    }
+    files.push_back(f);
+    paths.push_back(std::move(*path));
+  }
+  path_faults.Print();
+  ShardsVerified verified = VerifyShards(where.fs, paths);
+  FaultLog faults;
+  CheckTableFiles(*t, files, paths, verified.records, &faults);
+  faults.Print();
+  const uint64_t fault_count = path_faults.count() + verified.faults + faults.count();
+  fmt::print("verified table {} version {}: {} shard(s), {} records: {}\n", t->root(), t->version(),
+             paths.size(), verified.total, FaultSummary(fault_count));
+  return fault_count == 0 ? kExitOk : kExitFailure;
+}
+
+int RunVerifyDataset(const Location& where) {
+  io::FileSystem* fs = where.fs;
+  auto shards = format::ResolveShards(fs, where.path);
+  if (!shards.ok()) return ReportError(shards.status());
+  ShardsVerified verified = VerifyShards(fs, *shards);
+  uint64_t fault_count = verified.faults;
+  auto info = fs->Stat(where.path);
   if (info.ok() && info->is_directory &&
-      fs->Exists(io::JoinPath(where->path, format::Manifest::kFileName))) {
-    auto manifest = format::Manifest::Load(fs, where->path);  // ResolveShards parsed it already
+      fs->Exists(io::JoinPath(where.path, format::Manifest::kFileName))) {
+    auto manifest = format::Manifest::Load(fs, where.path);  // ResolveShards parsed it already
     FaultLog faults;
     if (manifest.ok()) {
-      CheckManifest(*manifest, where->path, records, fs, &faults);
-      ReportLeftovers(fs, where->path, *manifest);
+      CheckManifest(*manifest, where.path, verified.records, fs, &faults);
+      ReportLeftovers(fs, where.path, *manifest);
     }
     faults.Print();
     fault_count += faults.count();
   }
-  fmt::print(
-      "verified {} shard(s), {} records: {}\n", shards->size(), total,
-      fault_count == 0 ? std::string("no faults") : std::to_string(fault_count) + " fault(s)");
+  fmt::print("verified {} shard(s), {} records: {}\n", shards->size(), verified.total,
+             FaultSummary(fault_count));
   return fault_count == 0 ? kExitOk : kExitFailure;
+}
+
+int RunVerify(const std::string& uri, std::optional<int64_t> version) {
+  auto where = Locate(uri);
+  if (!where.ok()) return ReportError(where.status());
+  if (table::Table::IsTable(where->fs, where->path)) return RunVerifyTable(*where, version);
+  if (version.has_value()) {
+    return ReportError(InvalidArgument(uri + " is not a table (it has no _delta_log " +
+                                       "directory): --version applies to tables only"));
+  }
+  return RunVerifyDataset(*where);
 }
 
 }  // namespace
@@ -340,8 +423,10 @@ void AddVerifyCommand(CLI::App* cmd, int* exit_code) {
   cmd->footer(
       "Prints one 'file:offset: problem' line per fault and continues past it, so that all "
       "faults are listed. Exit code 0 when clean, 1 when any fault was found.");
-  cmd->add_option("PATH", *path, "shard file, dataset directory or glob")->required();
-  cmd->callback([path, exit_code] { *exit_code = RunVerify(*path); });
+  auto version = std::make_shared<std::optional<int64_t>>();
+  cmd->add_option("PATH", *path, "shard file, dataset directory, table or glob")->required();
+  cmd->add_option("--version", *version, "table: the version to verify (Default: the latest)");
+  cmd->callback([path, version, exit_code] { *exit_code = RunVerify(*path, *version); });
 }
 
 }  // namespace sluice::cli

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "log_json.h"
+
 namespace sluice::table {
 namespace {
 
@@ -347,7 +349,7 @@ bool Protocol::HasWriterFeature(std::string_view name) const {
 
 std::optional<int64_t> AddFile::num_records() const {
   if (!stats.has_value()) return std::nullopt;
-  Json j = Json::parse(*stats, nullptr, /*allow_exceptions=*/false);
+  Json j = ParseLogJson(*stats);
   if (!j.is_object()) return std::nullopt;
   auto it = j.find("numRecords");
   if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < 0) return std::nullopt;
@@ -365,7 +367,17 @@ Result<ParsedLogFile> ParseActions(std::string_view text, const std::string& sou
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     ++out.lines;
     const std::string where = source + ": line " + std::to_string(line_no);
-    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (line.size() > kMaxLogLineBytes) {
+      return DataLoss(where + ": a line of " + std::to_string(line.size()) +
+                      " bytes, more than the " + std::to_string(kMaxLogLineBytes) +
+                      " an action may hold (corrupt commit?)");
+    }
+    bool too_deep = false;
+    Json j = ParseLogJson(line, &too_deep);
+    if (too_deep) {
+      return DataLoss(where + ": JSON nested more than " + std::to_string(kMaxLogJsonDepth) +
+                      " levels deep, more than any action holds (corrupt commit?)");
+    }
     if (j.is_discarded() || !j.is_object()) {
       return DataLoss(where + ": not a JSON object (truncated or corrupt commit?): '" +
                       std::string(line.substr(0, 80)) + (line.size() > 80 ? "...'" : "'"));

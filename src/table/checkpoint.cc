@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "log_json.h"
+
 namespace sluice::table {
 namespace {
 
@@ -44,7 +46,7 @@ std::optional<int64_t> ParseIntervalMs(std::string text) {
 }  // namespace
 
 std::optional<LastCheckpointHint> ParseLastCheckpoint(std::string_view json) {
-  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  Json j = ParseLogJson(json);
   if (!j.is_object()) return std::nullopt;
   LastCheckpointHint h;
   std::optional<int64_t> version = OptInt(j, "version");

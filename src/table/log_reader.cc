@@ -18,12 +18,14 @@ Status ApplySegmentCheckpoint(LogStore* store, const std::string& log_dir,
 Status ApplySegmentCommit(LogStore* store, const std::string& log_dir, const LogEntry& commit,
                           TableState* state) {
   std::string path = log_dir + "/" + commit.path.name;
-  Result<ParsedLogFile> file = ReadLogFile(store, path);
-  if (!file.ok() && file.status().code() == StatusCode::kNotFound) {
+  Result<std::string> text = store->Read(path);
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
     return DataLoss(path + " was listed but cannot be read any more (deleted meanwhile?)");
   }
-  SLUICE_RETURN_IF_ERROR(file.status());
-  return ApplyCommit(state, commit.path.version, *file, commit.modification_time_ms, path);
+  SLUICE_RETURN_IF_ERROR(text.status());
+  const std::string source = CommitSource(path, commit.path.version);
+  SLUICE_ASSIGN_OR_RETURN(ParsedLogFile file, ParseActions(*text, source));
+  return ApplyCommit(state, commit.path.version, file, commit.modification_time_ms, source);
 }
 
 // Replays a segment. `*checkpoint_failed` tells whether the error came from the checkpoint.
@@ -84,6 +86,10 @@ std::optional<CommitInfo> ReadCommitInfoLine(std::string_view whole, const std::
 
 std::string LogDir(const std::string& root) { return io::JoinPath(root, kLogDirName); }
 
+std::string CommitSource(const std::string& path, int64_t version) {
+  return path + " (version " + std::to_string(version) + ")";
+}
+
 Result<std::vector<LogEntry>> ListLog(LogStore* store, const std::string& root) {
   Result<std::vector<LogFileMeta>> files = store->List(LogDir(root), "");
   if (!files.ok() && files.status().code() == StatusCode::kNotFound) {
@@ -112,8 +118,9 @@ Result<int64_t> CatchUp(LogStore* store, const std::string& root, TableState* st
     Result<std::string> text = store->Read(path);
     if (!text.ok() && text.status().code() == StatusCode::kNotFound) return applied;
     SLUICE_RETURN_IF_ERROR(text.status());
-    SLUICE_ASSIGN_OR_RETURN(ParsedLogFile file, ParseActions(*text, path));
-    SLUICE_RETURN_IF_ERROR(ApplyCommit(state, v, file, 0, path));
+    const std::string source = CommitSource(path, v);
+    SLUICE_ASSIGN_OR_RETURN(ParsedLogFile file, ParseActions(*text, source));
+    SLUICE_RETURN_IF_ERROR(ApplyCommit(state, v, file, 0, source));
     ++applied;
   }
 }
@@ -142,6 +149,31 @@ Result<TableState> LoadTableState(LogStore* store, const std::string& root,
     if (first_checkpoint_error.ok()) first_checkpoint_error = state.status();
     skip.push_back(seg->checkpoint->path.name);
   }
+}
+
+std::string FindAddingLogFile(LogStore* store, const std::string& root, int64_t version,
+                              const std::string& spelled) {
+  std::string fallback = "the log of " + root;
+  Result<std::vector<LogEntry>> listing = ListLog(store, root);
+  if (!listing.ok()) return fallback;
+  bool checkpoint_seen = false;
+  for (auto it = listing->rbegin(); it != listing->rend(); ++it) {
+    const LogPath& name = it->path;
+    if (name.version > version) continue;
+    const std::string path = LogDir(root) + "/" + name.name;
+    if (name.is_checkpoint() && !checkpoint_seen) {
+      checkpoint_seen = true;
+      fallback = "checkpoint " + path;
+    }
+    if (name.kind != LogFileKind::kCommit) continue;
+    Result<ParsedLogFile> file = ReadLogFile(store, path);
+    if (!file.ok()) continue;
+    for (const Action& a : file->actions) {
+      const AddFile* add = std::get_if<AddFile>(&a);
+      if (add != nullptr && add->path == spelled) return CommitSource(path, name.version);
+    }
+  }
+  return fallback;
 }
 
 Result<std::vector<CommitRecord>> ReadCommits(LogStore* store, const std::string& root,

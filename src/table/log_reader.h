@@ -17,6 +17,9 @@ namespace sluice::table {
 
 std::string LogDir(const std::string& root);
 
+// How errors name commit `version` read from `path`: "<path> (version N)".
+std::string CommitSource(const std::string& path, int64_t version);
+
 // The state at `version` (latest when unset). The latest version is found without listing
 // _delta_log when _last_checkpoint names a sluice checkpoint: the commits after it are read
 // until the first absent one. A damaged checkpoint is skipped (replay then starts from an
@@ -33,6 +36,14 @@ Result<std::vector<LogEntry>> ListLog(LogStore* store, const std::string& root);
 
 // One log file, parsed. NotFound passes through unchanged (callers probe with it).
 Result<ParsedLogFile> ReadLogFile(LogStore* store, const std::string& path);
+
+// The log file that put `spelled` (an add's path as the log spells it) into version
+// `version`, for errors about that file: "<commit path> (version N)" of the newest commit at
+// or below `version` that adds it, else the newest checkpoint at or below `version` (the
+// commits before it may have been cleaned up), else "the log of <root>". Reads commits
+// newest first until one adds the path: meant for error paths only.
+std::string FindAddingLogFile(LogStore* store, const std::string& root, int64_t version,
+                              const std::string& spelled);
 
 struct CommitRecord {
   int64_t version = 0;

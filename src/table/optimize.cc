@@ -42,15 +42,14 @@ std::vector<std::vector<AddFile>> PlanBins(const TableState& state, const FilePr
   return bins;
 }
 
-// Copies the records of `bin` into `writer`; returns how many.
-Result<int64_t> CopyRecords(io::FileSystem* fs, const std::string& root,
-                            const std::vector<AddFile>& bin, TableWriter* writer) {
+// Copies the records of the files at `paths` (absolute, checked by Table::FilePath) into
+// `writer`; returns how many.
+Result<int64_t> CopyRecords(io::FileSystem* fs, const std::vector<std::string>& paths,
+                            TableWriter* writer) {
   int64_t records = 0;
   std::string record;
-  for (const AddFile& add : bin) {
-    SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeLogPath(add.path));
-    SLUICE_ASSIGN_OR_RETURN(auto reader,
-                            format::ShardReader::Open(fs, io::JoinPath(root, relative)));
+  for (const std::string& path : paths) {
+    SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path));
     for (uint64_t i = 0; i < reader->num_records(); ++i) {
       SLUICE_RETURN_IF_ERROR(reader->Read(i, &record));
       SLUICE_RETURN_IF_ERROR(writer->Write(record));
@@ -60,9 +59,8 @@ Result<int64_t> CopyRecords(io::FileSystem* fs, const std::string& root,
   return records;
 }
 
-Result<format::Codec> CodecOf(io::FileSystem* fs, const std::string& root, const AddFile& add) {
-  SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeLogPath(add.path));
-  SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, io::JoinPath(root, relative)));
+Result<format::Codec> CodecOf(io::FileSystem* fs, const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(auto reader, format::ShardReader::Open(fs, path));
   return reader->codec();
 }
 
@@ -79,12 +77,17 @@ Result<OptimizeResult> Table::Optimize(const OptimizeOptions& options) {
   std::vector<std::unique_ptr<TableWriter>> writers;
   std::vector<DataFile> outputs;
   for (const std::vector<AddFile>& bin : bins) {
+    std::vector<std::string> inputs;
+    for (const AddFile& add : bin) {
+      SLUICE_ASSIGN_OR_RETURN(std::string input, FilePath(ToDataFile(add)));
+      inputs.push_back(std::move(input));
+    }
     TableWriterOptions wo;
-    SLUICE_ASSIGN_OR_RETURN(wo.record.codec, CodecOf(fs_, root_, bin[0]));
+    SLUICE_ASSIGN_OR_RETURN(wo.record.codec, CodecOf(fs_, inputs[0]));
     wo.target_file_bytes = options.target_file_bytes;
     wo.partition_values = bin[0].partition_values;
     SLUICE_ASSIGN_OR_RETURN(auto writer, TableWriter::Open(fs_, root_, wo));
-    SLUICE_ASSIGN_OR_RETURN(int64_t records, CopyRecords(fs_, root_, bin, writer.get()));
+    SLUICE_ASSIGN_OR_RETURN(int64_t records, CopyRecords(fs_, inputs, writer.get()));
     SLUICE_ASSIGN_OR_RETURN(std::vector<DataFile> files, writer->Finish());
     result.records += records;
     outputs.insert(outputs.end(), files.begin(), files.end());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "log_json.h"
+
 namespace sluice::table {
 namespace {
 
@@ -69,7 +71,7 @@ std::map<std::string, format::FeatureSchema> FeaturesOf(const Metadata& metadata
   std::map<std::string, format::FeatureSchema> out;
   auto it = metadata.configuration.find(std::string(kFeaturesProperty));
   if (it != metadata.configuration.end()) {
-    Json j = Json::parse(it->second, nullptr, false);
+    Json j = ParseLogJson(it->second);
     if (j.is_object()) {
       for (const auto& [name, value] : j.items()) {
         if (!value.is_object()) continue;
@@ -85,7 +87,7 @@ std::map<std::string, format::FeatureSchema> FeaturesOf(const Metadata& metadata
       return out;
     }
   }
-  Json schema = Json::parse(metadata.schema_string, nullptr, false);
+  Json schema = ParseLogJson(metadata.schema_string);
   if (!schema.is_object() || !schema.contains("fields") || !schema["fields"].is_array()) {
     return out;
   }

@@ -15,6 +15,7 @@
 #include "protocol_support.h"
 #include "schema.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/io/relative_path.h"
 #include "sluice/table/timestamp.h"
 #include "table_internal.h"
 #include "uuid.h"
@@ -81,9 +82,11 @@ void CheckpointIfDue(LogStore* store, const std::string& root, const TableState&
   if (interval <= 0 || version <= 0 || version % interval != 0) return;
   TableState state = before;
   const std::string path = LogDir(root) + "/" + CommitFileName(version);
-  Result<ParsedLogFile> file = ReadLogFile(store, path);
+  const std::string source = CommitSource(path, version);
+  Result<std::string> text = store->Read(path);
+  Result<ParsedLogFile> file = text.ok() ? ParseActions(*text, source) : text.status();
   Status s = file.status();
-  if (s.ok()) s = ApplyCommit(&state, version, *file, 0, path);
+  if (s.ok()) s = ApplyCommit(&state, version, *file, 0, source);
   if (s.ok()) s = WriteCheckpoint(store, root, state, now_ms);
   if (s.ok()) {
     result->checkpoint_version = version;
@@ -254,9 +257,24 @@ std::optional<int64_t> Table::txn_version(const std::string& app_id) const {
   return it->second.version;
 }
 
+// Besides the lexical rules of DecodeLogPath, a file or index that resolves outside the root
+// through a symbolic link is refused (io::CheckInsideRoot, the rule of manifests), naming this
+// version and the log file that added the path. Reads, optimize and vacuum all ask here.
 Result<std::string> Table::FilePath(const DataFile& file) const {
-  SLUICE_ASSIGN_OR_RETURN(std::string relative, DecodeLogPath(file.path));
-  return io::JoinPath(root_, relative);
+  Result<std::string> relative = DecodeLogPath(file.path);
+  Status inside = relative.status();
+  // The file and the index a reader opens next to it (format::ShardIndex::IndexPathFor).
+  if (inside.ok()) inside = io::CheckInsideRoot(fs_, root_, *relative);
+  if (inside.ok()) {
+    inside = io::CheckInsideRoot(fs_, root_, format::ShardIndex::IndexPathFor(*relative));
+  }
+  if (!inside.ok()) {
+    return Status(inside.code(), "table " + root_ + " version " + std::to_string(version()) +
+                                     ": data file '" + file.path + "' added by " +
+                                     FindAddingLogFile(store_.get(), root_, version(), file.path) +
+                                     ": " + inside.message());
+  }
+  return io::JoinPath(root_, *relative);
 }
 
 Result<std::vector<HistoryEntry>> Table::History(std::optional<size_t> limit) const {

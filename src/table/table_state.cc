@@ -53,6 +53,10 @@ Status ApplyCommit(TableState* state, int64_t version, const ParsedLogFile& comm
     return Internal(source + ": commit applied to version " + std::to_string(state->version) +
                     " (versions must be consecutive)");
   }
+  if (commit.lines == 0) {
+    return DataLoss(source + ": the commit file holds no action (empty or only whitespace): " +
+                    "damaged, or cut short by a crash or a full disk");
+  }
   SLUICE_RETURN_IF_ERROR(CheckSingletons(commit, source));
   std::optional<CommitInfo> info = FindCommitInfo(commit);
   if (info.has_value() && info->sluice_actions.has_value() &&

@@ -32,8 +32,9 @@ struct TableState {
 
 // Applies commit `version` (its parsed file; `file_mtime_ms` is the file's modification time,
 // 0 if unknown). DataLoss naming `source` for a commit that breaks the protocol (two metaData
-// or protocol actions, a first version without both, a version out of order) or that is
-// truncated (sluice's commitInfo announces more actions than the file holds).
+// or protocol actions, a first version without both, a version out of order), that holds no
+// action (an empty file: every writer writes at least one line) or that is truncated
+// (sluice's commitInfo announces more actions than the file holds).
 Status ApplyCommit(TableState* state, int64_t version, const ParsedLogFile& commit,
                    int64_t file_mtime_ms, const std::string& source);
 

@@ -11,6 +11,7 @@
 #include "log_reader.h"
 #include "protocol_support.h"
 #include "sluice/format/shard_index.h"
+#include "sluice/io/relative_path.h"
 #include "sluice/table/timestamp.h"
 #include "table_internal.h"
 
@@ -21,7 +22,8 @@ bool Hidden(std::string_view name) {
   return !name.empty() && (name[0] == '.' || (name[0] == '_' && name.find('=') == name.npos));
 }
 
-// Every file under `dir` (relative to `root`) that vacuum may consider.
+// Every file under `dir` (relative to `root`) that vacuum may consider. A directory that
+// resolves outside the root (a symbolic link pointing out) is not the table's: never entered.
 Status Walk(io::FileSystem* fs, const std::string& root, const std::string& relative_dir,
             std::vector<std::pair<std::string, io::FileInfo>>* out) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<io::FileInfo> entries,
@@ -31,6 +33,7 @@ Status Walk(io::FileSystem* fs, const std::string& root, const std::string& rela
     if (Hidden(name)) continue;
     std::string relative = relative_dir.empty() ? name : relative_dir + "/" + name;
     if (e.is_directory) {
+      if (!io::CheckInsideRoot(fs, root, relative).ok()) continue;
       SLUICE_RETURN_IF_ERROR(Walk(fs, root, relative, out));
     } else {
       out->emplace_back(std::move(relative), std::move(e));
@@ -76,7 +79,11 @@ Result<VacuumResult> Table::Vacuum(const VacuumOptions& options) {
   const int64_t now = options.clock ? options.clock() : NowMs();
   const int64_t cutoff = now - retention;
   std::set<std::string> keep;
-  for (const auto& [path, add] : state.files) KeepFile(path, add.tags, &keep);
+  for (const auto& [path, add] : state.files) {
+    // A live file that resolves outside the root is refused here as by readers.
+    SLUICE_RETURN_IF_ERROR(FilePath(ToDataFile(add)).status().WithContext("vacuum"));
+    KeepFile(path, add.tags, &keep);
+  }
   for (const auto& [path, remove] : state.tombstones) {
     if (remove.deletion_timestamp.value_or(0) >= cutoff) KeepFile(path, remove.tags, &keep);
   }
