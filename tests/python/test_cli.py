@@ -170,6 +170,27 @@ def test_convert_images_output_identical_for_any_thread_count(image_folder, tmp_
     assert outputs[0] == outputs[1] == outputs[2]
 
 
+def test_convert_images_oversized_sof_does_not_drop_the_good_jpegs_after_it(tmp_path):
+    """A JPEG whose SOF claims 65535x65535 (beyond libjpeg's limit) among 20 valid ones: on
+    one thread, the valid JPEGs after it used to fail "two SOI markers" and were dropped."""
+    root = tmp_path / "images"
+    (root / "cls").mkdir(parents=True)
+    for i in range(20):
+        save_image(root / "cls" / f"img{i:02d}.jpg", (24 + i, 16), seed=i, fmt="JPEG")
+    data = bytearray((root / "cls" / "img05.jpg").read_bytes())
+    sof = data.index(b"\xff\xc0")
+    data[sof + 5:sof + 9] = struct.pack(">HH", 65535, 65535)  # height, width
+    bad = root / "cls" / "img05b.jpg"  # sorts between img05 and img06
+    bad.write_bytes(bytes(data))
+    for verify in ((), ("--no-verify-images",)):
+        out = tmp_path / f"out{len(verify)}"
+        r = sluice("convert", "images", root, out, "--threads", 1, *verify, check=0)
+        assert re.search(rf"skipped {re.escape(str(bad))}: \S", r.stderr), r.stderr
+        assert "SOI" not in r.stderr, r.stderr
+        assert summary(r.stdout) == {"records": 20, "skipped": 1, "shards": 1}, r.stdout
+        assert len(inspect_json(out)) == 20
+
+
 def test_convert_images_refuses_to_overwrite_a_dataset(image_folder, tmp_path):
     root, _, _ = image_folder
     sluice("convert", "images", root, tmp_path / "out", check=0)
