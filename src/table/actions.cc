@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "sluice/base/utf8.h"
+
 namespace sluice::table {
 namespace {
 
@@ -368,7 +370,7 @@ Result<ParsedLogFile> ParseActions(std::string_view text, const std::string& sou
     Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
       return DataLoss(where + ": not a JSON object (truncated or corrupt commit?): '" +
-                      std::string(line.substr(0, 80)) + (line.size() > 80 ? "...'" : "'"));
+                      EscapeBytes(line, 80) + "'");
     }
     if (j.size() != 1) {
       return DataLoss(where + ": an action is an object with exactly one key, found " +
