@@ -154,10 +154,12 @@ Result<std::map<std::string, FeatureType>> TypeFields(const JsonlOptions& opts,
     SLUICE_ASSIGN_OR_RETURN(Location in, Locate(file.path));
     SLUICE_ASSIGN_OR_RETURN(auto lines, io::LineReader::Open(in.fs, in.path));
     survey.set_source(file.path);
+    ProgressBar progress("typing jsonl fields", lines->file_size(), ProgressBar::Unit::kBytes);
     std::string_view line;
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(bool more, lines->Next(&line));
       if (!more) break;
+      progress.Update(lines->bytes_consumed(), lines->bytes_consumed());
       survey.Survey(line, lines->line_number());
     }
   }
