@@ -130,6 +130,13 @@ void RegisterErrors(py::module_& m) {
   });
 }
 
+py::str MessageText(std::string_view text) {
+  PyObject* s =
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
 void ThrowStatus(const Status& status) {
   auto [message, ticket] = SplitTicket(status.message());
   if (ticket != 0) {
@@ -146,7 +153,9 @@ void ThrowStatus(const Status& status) {
   }
   size_t code = static_cast<size_t>(status.code());
   PyObject* cls = code < classes.size() && classes[code] ? classes[code] : classes[0];
-  PyErr_SetString(cls, message.c_str());
+  // Not PyErr_SetString: it decodes strictly, and a message holding bytes that are not UTF-8
+  // left an exception whose str() is empty.
+  PyErr_SetObject(cls, MessageText(message).ptr());
   throw py::error_already_set();
 }
 

@@ -7,6 +7,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string_view>
+
 #include "sluice/base/status.h"
 
 namespace sluice::python {
@@ -19,6 +21,10 @@ void RegisterErrors(py::module_& m);
 // Raises the exception for a non-OK status: the original Python exception when the status
 // carries a ticket for one, else the class of its code.
 [[noreturn]] void ThrowStatus(const Status& status);
+
+// `text` (a message, a path) as a str: bytes that are not UTF-8 become \xNN
+// ("backslashreplace") instead of failing the conversion, so no message vanishes.
+py::str MessageText(std::string_view text);
 
 // Unwraps a Result or raises.
 template <typename T>

@@ -58,6 +58,8 @@ py::dict CacheStatsToDict(const io::cache::CacheStats& c) {
   py::dict d;
   d["dir"] = c.dir;
   d["policy"] = c.policy;
+  // Why reads bypass the cache (an unusable directory), else None.
+  d["bypassed"] = c.bypassed.empty() ? py::object(py::none()) : py::object(MessageText(c.bypassed));
   d["capacity_bytes"] = c.capacity_bytes;
   d["used_bytes"] = c.used_bytes;
   d["reads"] = c.reads;

@@ -52,4 +52,27 @@ std::optional<size_t> FindInvalidUtf8(std::string_view text) {
   return std::nullopt;
 }
 
+std::string EscapeBytes(std::string_view bytes, size_t max_bytes) {
+  const bool cut = bytes.size() > max_bytes;
+  if (cut) bytes = bytes.substr(0, max_bytes);
+  std::string out;
+  out.reserve(bytes.size());
+  for (size_t i = 0; i < bytes.size();) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    const size_t n = c >= 0x80 ? Utf8SequenceLength(bytes, i) : (c >= 0x20 && c < 0x7f);
+    if (n > 0) {
+      out.append(bytes.substr(i, n));
+      i += n;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+    ++i;
+  }
+  if (cut) out += "...";
+  return out;
+}
+
 }  // namespace sluice

@@ -98,6 +98,7 @@ Status Warm(const CacheCommandOptions& o) {
   }
   SLUICE_ASSIGN_OR_RETURN(io::FileSystem * cached, io::cache::CachedFileSystemFor(remote, co));
   auto* cache = static_cast<io::cache::CachedFileSystem*>(cached)->cache();
+  SLUICE_RETURN_IF_ERROR(cache->bypassed());  // a directory that cannot be warmed
   SLUICE_RETURN_IF_ERROR(io::cache::WarmFiles(cached, files, o.parallel));
   io::cache::CacheStats s = cache->stats();
   fmt::print("cache {}: {} files, fetched {}, {} already cached; {} of {} used\n", cache->dir(),

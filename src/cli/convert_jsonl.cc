@@ -31,6 +31,8 @@ struct JsonlOptions {
   OutputOptions output;
   ConvertJobFlags job;  // under mpirun/srun
   bool strict = false;  // --strict: a line that would be skipped fails the run
+  std::string schema;   // --schema FIELD=TYPE,...: types that are not inferred
+  std::map<std::string, FeatureType> declared;  // the --schema types
 };
 
 // Where the Examples of converted lines go: shards as they are, or a TokenizedWriter.
@@ -101,6 +103,7 @@ bool OmitsText(const JsonlOptions& opts) {
 Status ConvertLines(const JsonlOptions& opts, const std::string& file, JsonlConverter* converter,
                     io::LineReader* lines, LineSink* sink, ConvertSummary* summary) {
   const bool tokenize = !opts.tokenize.tokenizer.empty();
+  converter->set_source(file);
   format::ExampleBuilder example;
   std::string text;
   ProgressBar progress("converting jsonl", lines->file_size(), ProgressBar::Unit::kBytes);
@@ -142,10 +145,33 @@ std::string NoLineConverted(const std::vector<dist::InputFile>& files) {
          ": no line could be converted";
 }
 
-// Every input file in order through one converter into `sink`.
+// The feature types of the whole input (jsonl_typing.h), from a first pass over every line,
+// or why no type holds some field's values.
+Result<std::map<std::string, FeatureType>> TypeFields(const JsonlOptions& opts,
+                                                      const std::vector<dist::InputFile>& files) {
+  JsonlConverter survey(opts.text_field, OmitsText(opts));
+  for (const dist::InputFile& file : files) {
+    SLUICE_ASSIGN_OR_RETURN(Location in, Locate(file.path));
+    SLUICE_ASSIGN_OR_RETURN(auto lines, io::LineReader::Open(in.fs, in.path));
+    survey.set_source(file.path);
+    ProgressBar progress("typing jsonl fields", lines->file_size(), ProgressBar::Unit::kBytes);
+    std::string_view line;
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(bool more, lines->Next(&line));
+      if (!more) break;
+      progress.Update(lines->bytes_consumed(), lines->bytes_consumed());
+      survey.Survey(line, lines->line_number());
+    }
+  }
+  return survey.uses().Decide(opts.declared);
+}
+
+// Every input file in order through one converter, seeded with `types`, into `sink`.
 Status ConvertFiles(const JsonlOptions& opts, const std::vector<dist::InputFile>& files,
-                    LineSink* sink, TokenizedWriter* tokenized, ConvertSummary* summary) {
-  JsonlConverter converter(opts.text_field, OmitsText(opts));
+                    std::map<std::string, FeatureType> types, LineSink* sink,
+                    TokenizedWriter* tokenized, ConvertSummary* summary) {
+  JsonlConverter converter(opts.text_field, OmitsText(opts), opts.declared);
+  converter.Seed(std::move(types));
   for (const dist::InputFile& file : files) {
     SLUICE_ASSIGN_OR_RETURN(Location in, Locate(file.path));
     SLUICE_ASSIGN_OR_RETURN(auto lines, io::LineReader::Open(in.fs, in.path));
@@ -158,19 +184,21 @@ Status ConvertFiles(const JsonlOptions& opts, const std::vector<dist::InputFile>
 
 Status ConvertTokenized(const JsonlOptions& opts, const Location& out,
                         const std::vector<dist::InputFile>& files, ConvertSummary* summary) {
+  SLUICE_ASSIGN_OR_RETURN(auto types, TypeFields(opts, files));  // before anything is written
   SLUICE_ASSIGN_OR_RETURN(auto writer, TokenizedWriter::Open(opts.tokenize, files.front().path, out,
                                                              opts.output, opts.text_field));
   TokenizedSink sink(writer.get());
-  SLUICE_RETURN_IF_ERROR(ConvertFiles(opts, files, &sink, writer.get(), summary));
+  SLUICE_RETURN_IF_ERROR(ConvertFiles(opts, files, std::move(types), &sink, writer.get(), summary));
   summary->records = 0;  // the writer counts what it wrote (skips and splits included)
   return writer->Finish("jsonl", summary);
 }
 
 Status ConvertPlain(const JsonlOptions& opts, const Location& out,
                     const std::vector<dist::InputFile>& files, ConvertSummary* summary) {
+  SLUICE_ASSIGN_OR_RETURN(auto types, TypeFields(opts, files));  // before anything is written
   SLUICE_ASSIGN_OR_RETURN(auto writer, OpenShardWriter(out, opts.output, "sluice convert jsonl"));
   ShardSink sink(writer.get());
-  SLUICE_RETURN_IF_ERROR(ConvertFiles(opts, files, &sink, nullptr, summary));
+  SLUICE_RETURN_IF_ERROR(ConvertFiles(opts, files, std::move(types), &sink, nullptr, summary));
   if (summary->records == 0) return DataLoss(NoLineConverted(files));
   writer->SetFeatures(sink.schema());
   writer->SetMetadata("source", "jsonl");
@@ -198,9 +226,10 @@ std::map<std::string, FeatureType> TypesFromJson(const Json& j) {
 }
 
 // Under mpirun/srun: each task is a file or a range of a large file's lines. A task types
-// the fields it meets first by itself; Revise then converts again, seeded with the types the
-// earlier tasks fixed, every task that typed a field otherwise (or was seeded otherwise),
-// so that the dataset is typed as one process reading the files in order types it.
+// the fields it meets first by itself and reports every field's uses; Revise then decides the
+// types from the uses of all tasks (the whole input, jsonl_typing.h) and converts again,
+// seeded with them, every task that typed a field otherwise (or was seeded otherwise), so
+// that the dataset is typed as one process typing the whole input types it.
 class JsonlJob final : public dist::TaskConverter {
  public:
   explicit JsonlJob(const JsonlOptions& opts) : opts_(opts) {}
@@ -220,7 +249,7 @@ class JsonlJob final : public dist::TaskConverter {
     SLUICE_ASSIGN_OR_RETURN(auto bytes, TaskInputRange(in.fs, located));
     SLUICE_ASSIGN_OR_RETURN(auto lines,
                             io::LineReader::Open(in.fs, in.path, bytes.first, bytes.second));
-    JsonlConverter converter(opts_.text_field, OmitsText(opts_));
+    JsonlConverter converter(opts_.text_field, OmitsText(opts_), opts_.declared);
     if (!hint.empty()) converter.Seed(TypesFromJson(Json::parse(hint, nullptr, false)));
     ConvertSummary c;
     std::map<std::string, format::FeatureSchema> schema;
@@ -242,6 +271,7 @@ class JsonlJob final : public dist::TaskConverter {
                    {"bytes_in", c.bytes_in},
                    {"schema", SchemaToJson(schema)},
                    {"types", Json::parse(TypesToJson(converter.types()))},
+                   {"uses", converter.uses().ToJson()},
                    {"hint", hint.empty() ? Json() : Json(hint)},
                    {"notes", converter.Notes()}};
     return result.dump();
@@ -249,25 +279,28 @@ class JsonlJob final : public dist::TaskConverter {
 
   Result<std::map<dist::TaskId, std::string>> Revise(
       const std::vector<std::string>& results) override {
-    std::map<dist::TaskId, std::string> redo;
-    std::map<std::string, FeatureType> fixed;  // by the tasks before
+    std::vector<Json> parsed;
+    FieldUses uses;  // of the whole input, in task order
     for (dist::TaskId t = 0; t < results.size(); ++t) {
-      Json r = Json::parse(results[t], nullptr, false);
+      Json& r = parsed.emplace_back(Json::parse(results[t], nullptr, false));
       if (!r.is_object()) return DataLoss("malformed result of task " + std::to_string(t));
-      std::map<std::string, FeatureType> types = TypesFromJson(r["types"]);
-      std::string expected = TypesToJson(fixed);
+      uses.Merge(FieldUses::FromJson(r["uses"]));
+    }
+    SLUICE_ASSIGN_OR_RETURN(auto decided, uses.Decide(opts_.declared));
+    const std::string expected = TypesToJson(decided);
+    std::map<dist::TaskId, std::string> redo;
+    for (dist::TaskId t = 0; t < parsed.size(); ++t) {
+      const Json& r = parsed[t];
       bool agrees = true;
       if (r["hint"].is_string()) {
         agrees = r["hint"].get<std::string>() == expected;
       } else {
-        for (const auto& [name, type] : types) {
-          auto it = fixed.find(name);
-          if (it != fixed.end() && it->second != type) agrees = false;
+        for (const auto& [name, type] : TypesFromJson(r["types"])) {
+          auto it = decided.find(name);
+          if (it != decided.end() && it->second != type) agrees = false;
         }
       }
       if (!agrees) redo[t] = expected;
-      types.insert(fixed.begin(), fixed.end());  // the earlier type wins
-      fixed = std::move(types);
     }
     return redo;
   }
@@ -343,7 +376,18 @@ void AddConvertJsonlCommand(CLI::App* convert, int* exit_code) {
   AddOutputOptions(cmd, &opts->output);
   AddConvertJobFlags(cmd, &opts->job);
   AddStrictFlag(cmd, &opts->strict);
-  cmd->callback([opts, exit_code] { *exit_code = RunConvertJsonl(*opts); });
+  cmd->add_option("--schema", opts->schema,
+                  "FIELD=TYPE[,FIELD=TYPE...] (TYPE int64, float or bytes): types not inferred "
+                  "from the input (a float rounds integers to float32)");
+  cmd->callback([opts, exit_code] {
+    auto declared = ParseSchemaFlag(opts->schema);
+    if (!declared.ok()) {
+      *exit_code = ReportError(declared.status());
+      return;
+    }
+    opts->declared = std::move(*declared);
+    *exit_code = RunConvertJsonl(*opts);
+  });
 }
 
 }  // namespace sluice::cli

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "sluice/base/utf8.h"
 #include "sluice/format/example_json.h"
 #include "sluice/text/utf8.h"
 
@@ -104,16 +105,45 @@ std::optional<FieldValues> Values(const Json& v) {
   return all;
 }
 
-// The values as float32, or why one cannot be stored faithfully (format::IntegerToFloat32).
-Result<std::vector<float>> Floats(const std::vector<Number>& numbers) {
+// The values as float32, or why one cannot be stored faithfully (format::IntegerToFloat32;
+// `round_integers`: integers round to the nearest float32 instead, as --schema F=float asks).
+Result<std::vector<float>> Floats(const std::vector<Number>& numbers, bool round_integers) {
   std::vector<float> out;
   out.reserve(numbers.size());
   for (const Number& n : numbers) {
+    if (n.integer && round_integers) {
+      out.push_back(static_cast<float>(n.exact));
+      continue;
+    }
     SLUICE_ASSIGN_OR_RETURN(
         float f, n.integer ? format::IntegerToFloat32(n.exact) : format::NumberToFloat32(n.value));
     out.push_back(f);
   }
   return out;
+}
+
+// The first integer of `f` that float32 does not hold exactly, in decimal; "" when none.
+std::string InexactInteger(const FieldValues& f) {
+  for (const Number& n : f.numbers) {
+    if (n.integer && !format::IntegerToFloat32(n.exact).ok()) return std::to_string(n.exact);
+  }
+  return "";
+}
+
+// `line` as a JSON object whose text field is a string, or why the line is bad.
+Status ParseLine(std::string_view line, const std::string& text_field, Json* object) {
+  LineParser parser(object);
+  try {
+    Json::sax_parse(line, &parser);
+  } catch (const Json::exception& e) {
+    return InvalidArgument("invalid JSON: " + EscapeBytes(e.what(), 300));
+  }
+  if (!object->is_object()) return InvalidArgument("not a JSON object");
+  SLUICE_RETURN_IF_ERROR(parser.TooLarge());
+  auto text = object->find(text_field);
+  if (text == object->end()) return InvalidArgument("no \"" + text_field + "\" field");
+  if (!text->is_string()) return InvalidArgument("\"" + text_field + "\" is not a string");
+  return Status::OK();
 }
 
 std::vector<int64_t> Int64s(const std::vector<Number>& numbers) {
@@ -134,21 +164,11 @@ std::string KindOf(const Json& v) {
 Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
                                format::ExampleBuilder* example, std::string* text_out) {
   Json object;
-  LineParser parser(&object);
-  try {
-    Json::sax_parse(line, &parser);
-  } catch (const Json::exception& e) {
-    return InvalidArgument(std::string("invalid JSON: ") + e.what());
-  }
-  if (!object.is_object()) return InvalidArgument("not a JSON object");
-  SLUICE_RETURN_IF_ERROR(parser.TooLarge());
-  auto text = object.find(text_field_);
-  if (text == object.end()) return InvalidArgument("no \"" + text_field_ + "\" field");
-  if (!text->is_string()) return InvalidArgument("\"" + text_field_ + "\" is not a string");
-
+  SLUICE_RETURN_IF_ERROR(ParseLine(line, text_field_, &object));
   std::map<std::string, Feature> fields;
   std::vector<std::pair<std::string, std::string>> skipped;  // (field, kind)
-  *text_out = text->get<std::string>();
+  *text_out = object[text_field_].get<std::string>();
+  std::vector<std::pair<std::string, FieldValues>> values;
   for (const auto& [name, value] : object.items()) {
     if (omit_text_ && name == text_field_) continue;
     auto f = Values(value);
@@ -157,7 +177,11 @@ Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
       continue;
     }
     if (f->type == FeatureType::kNone) continue;  // []: no values; absent reads the same
-    SLUICE_ASSIGN_OR_RETURN(Feature feature, Typed(name, std::move(*f)));
+    NoteUse(name, *f, line_number);  // before typing: a job's later round retypes from them
+    values.emplace_back(name, std::move(*f));
+  }
+  for (auto& [name, f] : values) {
+    SLUICE_ASSIGN_OR_RETURN(Feature feature, Typed(name, std::move(f)));
     fields.emplace(name, std::move(feature));
   }
   example->Clear();
@@ -175,6 +199,20 @@ Status JsonlConverter::Convert(std::string_view line, uint64_t line_number,
   return Status::OK();
 }
 
+void JsonlConverter::Survey(std::string_view line, uint64_t line_number) {
+  Json object;
+  if (!ParseLine(line, text_field_, &object).ok()) return;
+  for (const auto& [name, value] : object.items()) {
+    if (omit_text_ && name == text_field_) continue;
+    if (auto f = Values(value)) NoteUse(name, *f, line_number);
+  }
+}
+
+void JsonlConverter::NoteUse(const std::string& name, const FieldValues& f, uint64_t line_number) {
+  uses_.Note(name, f.type, source_ + ":" + std::to_string(line_number),
+             f.type == FeatureType::kBytes ? "" : InexactInteger(f));
+}
+
 Result<JsonlConverter::Feature> JsonlConverter::Typed(const std::string& name,
                                                       FieldValues f) const {
   Feature out;
@@ -184,7 +222,7 @@ Result<JsonlConverter::Feature> JsonlConverter::Typed(const std::string& name,
   if (out.type != f.type && !widens) {
     return InvalidArgument("field \"" + name + "\" is " + std::string(FeatureTypeName(f.type)) +
                            " here but " + std::string(FeatureTypeName(out.type)) +
-                           " in earlier lines (write 1.0, not 1, for a float field)");
+                           (declared_.count(name) != 0 ? " by --schema" : " in earlier lines"));
   }
   switch (out.type) {
     case FeatureType::kBytes:
@@ -194,7 +232,7 @@ Result<JsonlConverter::Feature> JsonlConverter::Typed(const std::string& name,
       out.int64s = Int64s(f.numbers);
       break;
     case FeatureType::kFloat: {
-      auto floats = Floats(f.numbers);
+      auto floats = Floats(f.numbers, declared_.count(name) != 0);
       if (!floats.ok()) {
         return InvalidArgument("field \"" + name + "\" (float): " + floats.status().message());
       }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dist/wire.h"
+#include "sluice/base/utf8.h"
 #include "sluice/format/shard_index.h"
 #include "sluice/table/table.h"
 
@@ -132,7 +133,7 @@ Result<TaskOutput> TaskOutput::Decode(std::string_view text, const std::string& 
     }
     SLUICE_ASSIGN_OR_RETURN(out.result, Unhex(j.at("result").get<std::string>()));
   } catch (const Json::exception& e) {
-    return DataLoss(source + ": " + e.what());
+    return DataLoss(source + ": " + EscapeBytes(e.what(), 300));
   }
   return out;
 }

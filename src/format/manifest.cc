@@ -5,6 +5,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "sluice/base/utf8.h"
 #include "sluice/format/dataset_publisher.h"
 #include "sluice/io/listed_file_system.h"
 #include "sluice/io/relative_path.h"
@@ -300,8 +301,8 @@ Result<Manifest> Manifest::FromJson(std::string_view json, const std::string& so
   try {
     j = Json::parse(json);
   } catch (const Json::parse_error& e) {
-    return DataLoss(source + ": offset " + std::to_string(e.byte) + ": invalid JSON (" + e.what() +
-                    ")");
+    return DataLoss(source + ": offset " + std::to_string(e.byte) + ": invalid JSON (" +
+                    EscapeBytes(e.what(), 300) + ")");
   }
   Manifest m;
   Validator v(source);

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sluice/base/utf8.h"
+
 namespace sluice::format {
 namespace {
 
@@ -150,7 +152,7 @@ Result<LockEntry> LockEntry::FromJson(std::string_view json, const std::string& 
       e.command = j.value("command", std::string());
     }
   } catch (const Json::exception& ex) {
-    return DataLoss(source + ": not a sluice lock entry (" + ex.what() + ")");
+    return DataLoss(source + ": not a sluice lock entry (" + EscapeBytes(ex.what(), 300) + ")");
   }
   return e;
 }

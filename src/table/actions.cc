@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log_json.h"
+#include "sluice/base/utf8.h"
 
 namespace sluice::table {
 namespace {
@@ -380,7 +381,7 @@ Result<ParsedLogFile> ParseActions(std::string_view text, const std::string& sou
     }
     if (j.is_discarded() || !j.is_object()) {
       return DataLoss(where + ": not a JSON object (truncated or corrupt commit?): '" +
-                      std::string(line.substr(0, 80)) + (line.size() > 80 ? "...'" : "'"));
+                      EscapeBytes(line, 80) + "'");
     }
     if (j.size() != 1) {
       return DataLoss(where + ": an action is an object with exactly one key, found " +

@@ -40,16 +40,28 @@ struct TjDeleter {
 };
 
 // One decompressor per thread: creating one costs an allocation of libjpeg's state, and a
-// handle must not be shared between threads.
-Result<tjhandle> ThreadDecompressor() {
+// handle must not be shared between threads. Every JPEG this thread inspects goes through it.
+std::unique_ptr<void, TjDeleter>& ThreadHandle() {
   thread_local std::unique_ptr<void, TjDeleter> handle(tjInitDecompress());
+  return handle;
+}
+
+Result<tjhandle> ThreadDecompressor() {
+  std::unique_ptr<void, TjDeleter>& handle = ThreadHandle();
+  if (handle == nullptr) handle.reset(tjInitDecompress());
   if (handle == nullptr)
     return Internal(std::string("tjInitDecompress: ") + tjGetErrorStr2(nullptr));
   return handle.get();
 }
 
+// The error of a failed TurboJPEG call, after which the thread's decompressor is replaced: a
+// failed call may leave it mid-image (tjDecompressHeader3 returns from libjpeg's error
+// longjmp without aborting the decompression), and the next image would then fail with "two
+// SOI markers" although it is valid.
 Status JpegError(tjhandle tj, const char* step) {
-  return DataLoss(std::string("JPEG ") + step + ": " + tjGetErrorStr2(tj));
+  Status error = DataLoss(std::string("JPEG ") + step + ": " + tjGetErrorStr2(tj));
+  ThreadHandle().reset();
+  return error;
 }
 
 Result<ImageInfo> InspectJpeg(ByteView bytes, bool full_decode) {

@@ -256,15 +256,46 @@ def inspect_values(out, field):
     return [next(iter(json.loads(line)[field].values())) for line in r.stdout.splitlines()]
 
 
-def test_convert_jsonl_refuses_integers_float32_would_round(tmp_path):
-    src = tmp_path / "x.jsonl"
-    lines = [{"text": "a", "x": 0.5}, {"text": "b", "x": 16777217}, {"text": "c", "x": 3},
-             {"text": "d", "x": 12345678901}, {"text": "e", "x": [1, 2.5, 16777216]}]
-    src.write_text("".join(json.dumps(l) + "\n" for l in lines))
+def write_jsonl(path, lines):
+    path.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    return path
+
+
+def test_convert_jsonl_types_a_field_from_the_whole_input_not_its_first_line(tmp_path):
+    """Integers first, fractions later: the later lines used to be skipped ("is float here
+    but int64 in earlier lines"); the field is float, every line kept."""
+    xs = [1, 2.5, -16777216, True, [3, 0.25]]
+    ns = [12345678901, 16777217, 1, -5, [7, 8]]
+    src = write_jsonl(tmp_path / "x.jsonl", [{"text": str(i), "x": x, "n": n}
+                                             for i, (x, n) in enumerate(zip(xs, ns))])
     r = run("convert", "jsonl", src, tmp_path / "out", check=0)
-    assert f"{src}:2: field \"x\" (float): integer 16777217 cannot be stored exactly" in r.stderr
-    assert f"{src}:4: field \"x\" (float): integer 12345678901" in r.stderr, r.stderr
-    assert inspect_values(tmp_path / "out", "x") == [[0.5], [3.0], [1.0, 2.5, 16777216.0]]
+    assert "skipped" not in r.stderr, r.stderr
+    assert inspect_values(tmp_path / "out", "x") == [[1.0], [2.5], [-16777216.0], [1.0],
+                                                     [3.0, 0.25]]
+    assert inspect_values(tmp_path / "out", "n") == [[12345678901], [16777217], [1], [-5],
+                                                     [7, 8]]  # all integers: int64
+    features = json.loads((tmp_path / "out" / "dataset.json").read_text())["features"]
+    assert features["x"]["type"] == "float" and features["n"]["type"] == "int64"
+
+
+def test_convert_jsonl_stops_before_writing_when_no_type_holds_every_value(tmp_path):
+    """1.5, 16777217, 12345678901: float32 cannot hold the integers, int64 not the fraction.
+    Two of three lines used to be skipped; now nothing is written and the error names the
+    field, the lines and --schema."""
+    src = write_jsonl(tmp_path / "x.jsonl", [{"text": "a", "x": 1.5}, {"text": "b", "x": 16777217},
+                                             {"text": "c", "x": 12345678901}])
+    out = tmp_path / "out"
+    r = run("convert", "jsonl", src, out, check=1)
+    assert f'field "x" mixes integers and fractions (the first fraction on {src}:1)' in r.stderr
+    assert f"the integer 16777217 on {src}:2" in r.stderr and "--schema x=float" in r.stderr
+    assert not out.exists() or [p.name for p in out.iterdir()
+                                if not p.name.startswith(".sluice-lock")] == []
+    r = run("convert", "jsonl", src, out, "--schema", "x=float", check=0)
+    assert "skipped" not in r.stderr, r.stderr
+    assert inspect_values(out, "x") == [[1.5], [16777216.0], [12345678848.0]]  # rounded
+    r = run("convert", "jsonl", src, tmp_path / "ints", "--schema", "x=int64", check=0)
+    assert f"{src}:1: field \"x\" is float here" in r.stderr, r.stderr
+    assert inspect_values(tmp_path / "ints", "x") == [[16777217], [12345678901]]
 
 
 def test_convert_jsonl_names_integers_beyond_int64(tmp_path):

@@ -1,6 +1,7 @@
 """sluice.read(..., cache_dir=, cache_bytes=) and the cache's figures in iterator.stats() and
 the stall report (docs/cache.md)."""
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 import sluice
 from conftest import BUILD
+from s3_server import s3_server  # noqa: F401  (the session fixture)
 from sluice_fixtures import example_records
 
 
@@ -66,3 +68,36 @@ def test_bad_cache_bytes_is_an_error(tmp_path):
         sluice.read(str(data / "*.tfrecord"), cache_dir=tmp_path / "c", cache_bytes="lots")
     with pytest.raises(sluice.InvalidArgumentError, match="cache_bytes"):
         sluice.read(str(data / "*.tfrecord"), cache_dir=tmp_path / "c", cache_bytes=-1)
+
+
+def test_s3_reads_go_on_when_the_cache_dir_is_unusable(s3_server, tmp_path):
+    """The cache is best effort: a cache_dir on a full disk (its ledger is /dev/full, which
+    says ENOSPC) or one that cannot be created used to fail every read of s3:// with
+    "ledger: No space left on device"; now every record is read from the server and the
+    stall report says once that the cache is bypassed."""
+    data = write_shards(tmp_path / "data")
+    bucket = s3_server.bucket("bypassed-cache")
+    client = s3_server.client()
+    for name in os.listdir(data):
+        client.upload_file(str(data / name), bucket, f"ds/{name}")
+    full = tmp_path / "full"
+    full.mkdir()
+    os.symlink("/dev/full", full / "ledger")
+    (tmp_path / "file").write_text("in the way")
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(s3_server.environ())
+        for cache_dir, reason in ((full, "No space left on device"),
+                                  (tmp_path / "file" / "cache", str(tmp_path / "file"))):
+            labels, it = epoch(sluice.read(f"s3://{bucket}/ds/*.tfrecord", cache_dir=cache_dir)
+                               .parse_example({"label": "int64"}).batch(16))
+            assert sorted(labels) == list(range(240)), cache_dir
+            stats = it.stats()["cache"]
+            assert reason in stats["bypassed"] and stats["reads"] > 0, stats
+            report = it.report()
+            assert report.count("bypassed") == 1, report
+            assert f"cache {cache_dir}: bypassed" in report
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -170,6 +170,27 @@ def test_convert_images_output_identical_for_any_thread_count(image_folder, tmp_
     assert outputs[0] == outputs[1] == outputs[2]
 
 
+def test_convert_images_oversized_sof_does_not_drop_the_good_jpegs_after_it(tmp_path):
+    """A JPEG whose SOF claims 65535x65535 (beyond libjpeg's limit) among 20 valid ones: on
+    one thread, the valid JPEGs after it used to fail "two SOI markers" and were dropped."""
+    root = tmp_path / "images"
+    (root / "cls").mkdir(parents=True)
+    for i in range(20):
+        save_image(root / "cls" / f"img{i:02d}.jpg", (24 + i, 16), seed=i, fmt="JPEG")
+    data = bytearray((root / "cls" / "img05.jpg").read_bytes())
+    sof = data.index(b"\xff\xc0")
+    data[sof + 5:sof + 9] = struct.pack(">HH", 65535, 65535)  # height, width
+    bad = root / "cls" / "img05b.jpg"  # sorts between img05 and img06
+    bad.write_bytes(bytes(data))
+    for verify in ((), ("--no-verify-images",)):
+        out = tmp_path / f"out{len(verify)}"
+        r = sluice("convert", "images", root, out, "--threads", 1, *verify, check=0)
+        assert re.search(rf"skipped {re.escape(str(bad))}: \S", r.stderr), r.stderr
+        assert "SOI" not in r.stderr, r.stderr
+        assert summary(r.stdout) == {"records": 20, "skipped": 1, "shards": 1}, r.stdout
+        assert len(inspect_json(out)) == 20
+
+
 def test_convert_images_refuses_to_overwrite_a_dataset(image_folder, tmp_path):
     root, _, _ = image_folder
     sluice("convert", "images", root, tmp_path / "out", check=0)
@@ -247,7 +268,7 @@ def test_convert_strict_fails_at_the_first_skip_and_publishes_nothing(tmp_path, 
     """--strict: the input that would be skipped fails the run (exit 1) naming it; the run's
     files are gone and a dataset already in OUT is untouched. Without it: skipped, exit 0."""
     src = tmp_path / "data.jsonl"
-    src.write_text('{"text": "a", "x": 0.5}\n{"text": "b", "x": 16777217}\n'
+    src.write_text('{"text": "a", "x": 0.5}\n{"text": "b", "x": 1e40}\n'
                    '{"text": "c", "x": "bad"}\n{"text": "d", "x": 2}\n')
     out = tmp_path / "out"
     r = sluice("convert", "jsonl", src, out, check=0)  # the default: skip with a warning
@@ -256,8 +277,8 @@ def test_convert_strict_fails_at_the_first_skip_and_publishes_nothing(tmp_path, 
     fresh = tmp_path / "fresh"
     for target, extra in ((out, ("--overwrite",)), (fresh, ())):
         r = sluice("convert", "jsonl", src, target, "--strict", *extra, check=1)
-        assert (f"sluice: error: {src}:2: field \"x\" (float): integer 16777217 cannot be "
-                f"stored exactly") in r.stderr, r.stderr
+        assert (f"sluice: error: {src}:2: field \"x\" (float): 1e+40 is beyond float32's "
+                f"range") in r.stderr, r.stderr
         assert "--strict" in r.stderr and "nothing was published" in r.stderr
         assert "skipped" not in r.stderr.replace("a skipped input", "")
     assert {name: (out / name).read_bytes() for name in files_of(out)} == before

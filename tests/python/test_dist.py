@@ -244,6 +244,31 @@ def test_convert_jsonl_under_mpirun_types_fields_as_one_process_and_keeps_every_
     assert not (tmp_path / "four" / ".sluice-job").exists()
 
 
+def test_convert_jsonl_under_mpirun_types_from_the_whole_input_not_the_first_task(tmp_path):
+    """Integers in the first files, fractions in the last: the field is float and no line is
+    lost, as in one process; an integer float32 cannot hold then stops the job before
+    anything is published, naming the field and --schema."""
+    d = tmp_path / "in"
+    d.mkdir()
+    for f in range(3):
+        (d / f"p{f}.jsonl").write_text("".join(
+            json.dumps({"text": f"{f} {i}", "x": i if f < 2 else i + 0.5}) + "\n"
+            for i in range(300)))
+    cmd = lambda out: [SLUICE, "convert", "jsonl", d / "p*.jsonl", out, "--task-size", "4KB",
+                       "--codec", "none"]
+    one = run(cmd(tmp_path / "one"))
+    four = run(MPIRUN + cmd(tmp_path / "four"))
+    assert "records:   900" in one.stdout and "records:   900" in four.stdout, four.stdout
+    assert_same_dataset(tmp_path / "one", tmp_path / "four")
+    assert features(tmp_path / "four")["x"]["type"] == "float"
+    with open(d / "p2.jsonl", "a") as out:
+        out.write(json.dumps({"text": "big", "x": 16777217}) + "\n")
+    r = run(MPIRUN + cmd(tmp_path / "bad"), check=None)
+    assert r.returncode != 0
+    assert 'field "x" mixes integers and fractions' in r.stderr and "--schema x=" in r.stderr
+    assert not (tmp_path / "bad" / "dataset.json").exists()
+
+
 def test_convert_text_under_mpirun_equals_one_process(text_files, tmp_path):
     run(convert_text(text_files, tmp_path / "one"))
     r = run(MPIRUN + convert_text(text_files, tmp_path / "four"))

@@ -2,6 +2,8 @@
 sluice.Error, carrying the C++ message (stage, shard, record, byte offset). Exceptions
 raised by Python callables inside the pipeline come back as themselves, with the
 pipeline's context as a note; error policies skip or raise them."""
+import random
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,41 @@ def test_bad_arguments_are_invalid_argument_errors_and_value_errors():
     with pytest.raises(TypeError, match="unsupported value"):
         sluice.make_example({"x": object()})
     assert arr.sum() == 0
+
+
+# --- messages that quote data which is not UTF-8 (issue 35, item 11) --------------------
+
+def damaged_bytes(seed, n=300):
+    """Bytes that are neither JSON nor UTF-8 (random, led by two bytes no UTF-8 text holds)."""
+    rng = random.Random(seed)
+    return b"\xff\xfe" + bytes(rng.randrange(256) for _ in range(n))
+
+
+def test_status_message_with_bytes_that_are_not_utf8_keeps_its_text():
+    message = "shard 'x.tfrecord' at byte 12: last read: '\xff\xfe\x00z'".encode("latin-1")
+    with pytest.raises(sluice.DataLossError) as info:
+        sluice._sluice._raise_status("DataLoss", message)
+    assert str(info.value) == "shard 'x.tfrecord' at byte 12: last read: '\\xff\\xfe\x00z'"
+
+
+def test_random_bytes_in_dataset_json_give_a_message_naming_the_file(tmp_path):
+    sluice.write_records(str(tmp_path / "data-0.tfrecord"), [b"a", b"b"], codec="none")
+    for seed in range(5):
+        (tmp_path / "dataset.json").write_bytes(damaged_bytes(seed))
+        with pytest.raises(sluice.DataLossError) as info:
+            list(sluice.read(str(tmp_path)))
+        assert "dataset.json" in str(info.value) and "invalid JSON" in str(info.value), seed
+
+
+def test_random_bytes_in_a_commit_file_give_a_message_naming_the_file(tmp_path):
+    table = tmp_path / "t"
+    sluice.write_table(str(table), [b"1", b"2"])
+    sluice.write_table(str(table), [b"3"])
+    commit = table / "_delta_log" / "00000000000000000001.json"
+    for seed in range(5):
+        commit.write_bytes(damaged_bytes(seed))
+        for open_it in (lambda: sluice.Table(str(table)), lambda: list(sluice.read(str(table)))):
+            with pytest.raises(sluice.DataLossError) as info:
+                open_it()
+            assert "00000000000000000001.json" in str(info.value), (seed, str(info.value))
+            assert "\\x" in str(info.value)  # the quoted bytes, escaped

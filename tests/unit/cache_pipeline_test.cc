@@ -95,6 +95,30 @@ TEST_F(CachePipeline, SecondEpochIsServedFromTheCache) {
       << second.Report();
 }
 
+// The cache is best effort: a cache directory on a full disk (its ledger cannot be written:
+// /dev/full says ENOSPC) used to fail every read with "ledger: No space left on device".
+TEST_F(CachePipeline, FullCacheDiskIsBypassedEveryRecordIsReadAndTheReportSaysSoOnce) {
+  const std::string cache_dir = dir_ + "/cache";
+  std::filesystem::create_directories(cache_dir);
+  std::filesystem::create_symlink("/dev/full", cache_dir + "/ledger");
+  io::cache::SimulatedRemoteFileSystem remote(memory_.get(), {});
+  ReadOptions o;
+  o.cache_dir = cache_dir;
+  PipelineStats stats;
+  std::vector<int64_t> ids = Epoch(Open(&remote, o), &stats);
+  std::sort(ids.begin(), ids.end());
+  ASSERT_EQ(static_cast<int64_t>(ids.size()), total_);
+  for (int64_t i = 0; i < total_; ++i) EXPECT_EQ(ids[static_cast<size_t>(i)], i);
+  ASSERT_TRUE(stats.cache.has_value());
+  EXPECT_NE(stats.cache->bypassed.find("No space left on device"), std::string::npos)
+      << stats.cache->bypassed;
+  const std::string report = stats.Report();
+  const std::string said = "cache " + cache_dir + ": bypassed";
+  const size_t at = report.find(said);
+  ASSERT_NE(at, std::string::npos) << report;
+  EXPECT_EQ(report.find("bypassed", at + said.size()), std::string::npos) << report;  // once
+}
+
 TEST_F(CachePipeline, RemotePathsAreCachedByDefaultLocalOnesAreNot) {
   ::setenv("XDG_CACHE_HOME", (dir_ + "/xdg").c_str(), 1);
   io::cache::SimulatedRemoteOptions s3;

@@ -309,6 +309,47 @@ TEST_F(CacheTest, HungCacheDiskMakesReadsMissNotHang) {
   ::close(release);
 }
 
+// Reading through the shared cache of a directory that cannot hold a cache.
+class CacheBypassTest : public CacheFixture {
+ protected:
+  // Every byte comes from the remote, twice over (nothing is kept), and the stats say why.
+  void ExpectBypassedReads(const CacheOptions& options, const std::string& data,
+                           std::string_view reason) {
+    Result<FileSystem*> cached = CachedFileSystemFor(remote_.get(), options);
+    ASSERT_TRUE(cached.ok()) << cached.status().ToString();
+    auto& fs = static_cast<CachedFileSystem&>(**cached);
+    std::vector<uint64_t> remote_reads;
+    for (int pass = 0; pass < 2; ++pass) {
+      auto got = ReadRange(fs, "a", 0, data.size());
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_EQ(*got, data);
+      remote_reads.push_back(remote_->reads());
+    }
+    EXPECT_GT(remote_reads[0], 0u);
+    EXPECT_EQ(remote_reads[1], 2 * remote_reads[0]);
+    CacheStats s = fs.cache()->stats();
+    EXPECT_NE(s.bypassed.find(reason), std::string::npos) << s.bypassed;
+    EXPECT_NE(s.ToString().find(": bypassed, "), std::string::npos) << s.ToString();
+    EXPECT_FALSE(fs.cache()->Clear().ok());
+  }
+};
+
+// A cache directory on a full disk: its ledger cannot be written (/dev/full says ENOSPC).
+TEST_F(CacheBypassTest, FullCacheDiskIsBypassedNotAFailedRead) {
+  std::string data = AddFile("a", 3 * 65536 + 7, 31);
+  ASSERT_EQ(::symlink("/dev/full", (dir_ + "/ledger").c_str()), 0);
+  ExpectBypassedReads(Options(64 << 20), data, "No space left on device");
+}
+
+// A cache directory that cannot be created (a file is in the way: root ignores modes).
+TEST_F(CacheBypassTest, UnwritableCacheDirIsBypassedNotAFailedRead) {
+  std::string data = AddFile("a", 65536 + 9, 32);
+  std::ofstream(dir_ + "/file") << "in the way";
+  CacheOptions o = Options(64 << 20);
+  o.dir = dir_ + "/file/cache";
+  ExpectBypassedReads(o, data, dir_ + "/file");
+}
+
 TEST_F(CacheTest, ClearEmptiesTheDirectoryForEveryProcess) {
   std::string data = AddFile("a", 4 * 65536, 14);
   auto c1 = Open(Options(64 << 20));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "unit/image_test_util.h"
+#include "unit/vision_test_images.h"
 
 namespace sluice::vision {
 namespace {
@@ -56,6 +57,23 @@ TEST(InspectImageTest, PngSizeAndChannels) {
     EXPECT_EQ(info->width, 31u);
     EXPECT_EQ(info->height, 20u);
     EXPECT_EQ(info->channels, c.channels);
+  }
+}
+
+// A header libjpeg refuses (65535 exceeds its 65500-pixel dimension limit) must not leave the
+// thread's decompressor mid-image: the valid JPEGs after it failed "two SOI markers".
+TEST(InspectImageTest, OversizedSofDoesNotBreakTheNextJpegsOnThisThread) {
+  const std::string good = MakeJpeg(40, 30);
+  const std::string bad = testing::WithJpegSize(good, 65535, 65535);
+  for (bool full : {false, true}) {
+    Result<ImageInfo> refused = InspectImage(bad, full);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kDataLoss) << refused.status().ToString();
+    for (int i = 0; i < 3; ++i) {
+      auto info = InspectImage(good, full);
+      ASSERT_TRUE(info.ok()) << "image " << i << " after the bad one: " << info.status().ToString();
+      EXPECT_EQ(info->width, 40u);
+    }
   }
 }
 

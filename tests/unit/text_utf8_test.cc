@@ -2,10 +2,21 @@
 
 #include <string>
 
+#include "sluice/base/utf8.h"
 #include "sluice/text/utf8.h"
 
 namespace sluice::text {
 namespace {
+
+// Data quoted in a message: valid UTF-8 kept, every other byte as \xNN, the cap marked.
+TEST(Utf8, EscapeBytesMakesAnyBytesValidMessageText) {
+  EXPECT_EQ(EscapeBytes("plain 'text' \xc3\xa9"), "plain 'text' \xc3\xa9");
+  EXPECT_EQ(EscapeBytes(std::string("a\xff\x00\n\xc3", 5)), "a\\xff\\x00\\x0a\\xc3");
+  EXPECT_EQ(EscapeBytes("abcdef", 3), "abc...");
+  std::string all;
+  for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
+  EXPECT_TRUE(IsValidUtf8(EscapeBytes(all)));
+}
 
 TEST(Utf8, WellFormedTextIsValid) {
   EXPECT_EQ(FindInvalidUtf8(""), std::nullopt);

@@ -13,35 +13,16 @@ namespace {
 
 using testing::EncodeJpegRgb;
 using testing::EncodePng;
+using testing::FindMarker;
 using testing::JpegSpec;
 using testing::MakeRgb;
 using testing::PngSpec;
+using testing::WithJpegSize;
 
 Status DecodeStatus(ByteView bytes, DecodeOptions options = {}) {
   ImageDecoder decoder(options);
   DecodedImage img;
   return decoder.DecodeAll(bytes, &img);
-}
-
-// Offset of the first JPEG marker `code` (0xFF code), or npos.
-size_t FindMarker(const std::string& jpeg, uint8_t code) {
-  for (size_t i = 0; i + 1 < jpeg.size(); ++i) {
-    if (static_cast<uint8_t>(jpeg[i]) == 0xFF && static_cast<uint8_t>(jpeg[i + 1]) == code) {
-      return i;
-    }
-  }
-  return std::string::npos;
-}
-
-// Rewrites the frame size in the SOF0 header (marker, length, precision, height, width).
-std::string WithJpegSize(std::string jpeg, uint16_t width, uint16_t height) {
-  const size_t sof = FindMarker(jpeg, 0xC0);
-  EXPECT_NE(sof, std::string::npos);
-  jpeg[sof + 5] = static_cast<char>(height >> 8);
-  jpeg[sof + 6] = static_cast<char>(height & 0xFF);
-  jpeg[sof + 7] = static_cast<char>(width >> 8);
-  jpeg[sof + 8] = static_cast<char>(width & 0xFF);
-  return jpeg;
 }
 
 uint32_t Crc32(const char* data, size_t n) {  // PNG's CRC (ISO 3309), bitwise
@@ -64,6 +45,20 @@ std::string WithPngSize(std::string png, uint32_t width, uint32_t height) {
   PutBigEndian32(&png, 20, height);
   PutBigEndian32(&png, 29, Crc32(png.data() + 12, 17));
   return png;
+}
+
+// The pipeline's decoder is reused image after image: a header it refuses must not spoil
+// the next images.
+TEST(VisionBadInput, OversizedSofDoesNotBreakTheNextImagesOfTheDecoder) {
+  const std::string good = EncodeJpegRgb(24, 16);
+  ImageDecoder decoder;
+  DecodedImage img;
+  EXPECT_FALSE(decoder.DecodeAll(WithJpegSize(good, 65535, 65535), &img).ok());
+  for (int i = 0; i < 3; ++i) {
+    Status s = decoder.DecodeAll(good, &img);
+    ASSERT_TRUE(s.ok()) << "image " << i << " after the bad one: " << s.ToString();
+    EXPECT_EQ(img.width, 24u);
+  }
 }
 
 TEST(VisionBadInput, ZeroSizeInput) {

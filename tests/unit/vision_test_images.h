@@ -2,6 +2,7 @@
 // Header-only so every vision_*_test.cc can use it (the test glob compiles only *_test.cc).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <jpeglib.h>
 #include <png.h>
 
@@ -143,6 +144,27 @@ inline double MeanAbsDiff(const uint8_t* a, const uint8_t* b, size_t n) {
   double total = 0;
   for (size_t i = 0; i < n; ++i) total += std::abs(int{a[i]} - int{b[i]});
   return total / static_cast<double>(n);
+}
+
+// Offset of the first JPEG marker `code` (0xFF code), or npos.
+inline size_t FindMarker(const std::string& jpeg, uint8_t code) {
+  for (size_t i = 0; i + 1 < jpeg.size(); ++i) {
+    if (static_cast<uint8_t>(jpeg[i]) == 0xFF && static_cast<uint8_t>(jpeg[i + 1]) == code) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+// Rewrites the frame size in the SOF0 header (marker, length, precision, height, width).
+inline std::string WithJpegSize(std::string jpeg, uint16_t width, uint16_t height) {
+  const size_t sof = FindMarker(jpeg, 0xC0);
+  EXPECT_NE(sof, std::string::npos);
+  jpeg[sof + 5] = static_cast<char>(height >> 8);
+  jpeg[sof + 6] = static_cast<char>(height & 0xFF);
+  jpeg[sof + 7] = static_cast<char>(width >> 8);
+  jpeg[sof + 8] = static_cast<char>(width & 0xFF);
+  return jpeg;
 }
 
 }  // namespace sluice::vision::testing

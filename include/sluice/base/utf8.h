@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace sluice {
@@ -19,5 +20,12 @@ size_t Utf8SequenceLength(std::string_view s, size_t i);
 std::optional<size_t> FindInvalidUtf8(std::string_view text);
 
 inline bool IsValidUtf8(std::string_view text) { return !FindInvalidUtf8(text).has_value(); }
+
+// `bytes` made fit to quote in a message: printable ASCII and well-formed UTF-8 stay as they
+// are, every other byte (control characters, invalid UTF-8) becomes \xNN; past `max_bytes`
+// of input the rest is cut and "..." appended. Messages that quote data (a damaged line, a
+// parser's "last read: ...") go through it, so that a message is valid UTF-8 text whatever
+// the data held: Python refuses to make a str of anything else.
+std::string EscapeBytes(std::string_view bytes, size_t max_bytes = std::string_view::npos);
 
 }  // namespace sluice

@@ -28,6 +28,20 @@ Result<std::shared_ptr<Cache>> Cache::Open(const CacheOptions& options) {
   return cache;
 }
 
+std::shared_ptr<Cache> Cache::Bypassing(const CacheOptions& options, Status why) {
+  std::string dir = options.dir.empty() ? DefaultCacheDir() : options.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::shared_ptr<Cache> cache(new Cache(options, std::move(dir)));
+  cache->bypassed_ = why.ok() ? Internal("bypassed") : std::move(why);
+  cache->stats_.dir = cache->dir_;
+  cache->stats_.policy = "none";
+  std::string reason = cache->bypassed_.message();
+  const std::string context = "cache " + cache->dir_ + ": ";  // what Open adds
+  if (reason.compare(0, context.size(), context) == 0) reason.erase(0, context.size());
+  cache->stats_.bypassed = std::move(reason);
+  return cache;
+}
+
 Cache::Cache(const CacheOptions& options, std::string dir)
     : options_(options), dir_(std::move(dir)) {}
 
@@ -95,6 +109,7 @@ void Cache::Submit(std::function<void()> task) {
 
 void Cache::Read(const ChunkRef& chunk, uint64_t begin, uint64_t n, ReadCallback done,
                  const IoContext& context) {
+  if (!bypassed_.ok()) return ReadBypassing(chunk, begin, n, std::move(done), context);
   Waiter w{begin, n, std::move(done), context.cancel, Clock::now(), false, context.buffer};
   bool moved;
   {
@@ -111,6 +126,18 @@ void Cache::Read(const ChunkRef& chunk, uint64_t begin, uint64_t n, ReadCallback
   }
   if (moved) SchedulePrefetch();
   Submit([this, chunk, w = std::move(w)]() mutable { ReadFromDisk(chunk, std::move(w)); });
+}
+
+void Cache::ReadBypassing(const ChunkRef& chunk, uint64_t begin, uint64_t n, ReadCallback done,
+                          const IoContext& context) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.reads;
+    ++stats_.misses;
+  }
+  begin = std::min(begin, chunk.length);
+  n = std::min(n, chunk.length - begin);
+  chunk.remote->ReadAsync(chunk.offset + begin, n, std::move(done), context);
 }
 
 bool Cache::JoinLocked(const ChunkId& id, Waiter* w) {
@@ -136,8 +163,7 @@ bool Cache::JoinLocked(const ChunkId& id, Waiter* w) {
 }
 
 void Cache::ReadFromDisk(const ChunkRef& chunk, Waiter w) {
-  Result<std::string> r =
-      bounded_->Read(chunk.id, chunk.key, chunk.length, w.begin, w.n, w.buffer);
+  Result<std::string> r = bounded_->Read(chunk.id, chunk.key, chunk.length, w.begin, w.n, w.buffer);
   if (r.ok()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -268,7 +294,7 @@ void Cache::FetchGroup(std::vector<FlightPtr> group) {
       [this, group, finished](Result<std::vector<std::string>> got) {
         io_->Submit([this, group, finished, got = std::move(got)]() mutable {
           for (size_t i = 0; i < group.size(); ++i) {
-            Result<std::string> one = !got.ok() ? Result<std::string>(got.status())
+            Result<std::string> one = !got.ok()         ? Result<std::string>(got.status())
                                       : i < got->size() ? Result<std::string>(std::move((*got)[i]))
                                                         : Result<std::string>(std::string());
             OnFetched(group[i], std::move(one), /*schedule=*/false);
@@ -329,8 +355,8 @@ void Cache::EndFlightLocked(const FlightPtr& f) {
   if (flights_.empty() && pending_ == 0) idle_cv_.notify_all();
 }
 
-void Cache::Finish(FlightPtr f, const Result<std::shared_ptr<const std::string>>& bytes,
-                   Served how, bool schedule) {
+void Cache::Finish(FlightPtr f, const Result<std::shared_ptr<const std::string>>& bytes, Served how,
+                   bool schedule) {
   std::vector<Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(mu_);

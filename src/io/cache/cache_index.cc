@@ -202,6 +202,7 @@ void Cache::NoteOnDisk(const ChunkId& id) {
 }
 
 Status Cache::Clear() {
+  if (!bypassed_.ok()) return bypassed_;
   SLUICE_ASSIGN_OR_RETURN(LedgerLock ledger, ledger_->Lock());
   if (ledger.state().capacity == 0) ledger.state().capacity = capacity_;
   SLUICE_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks, store_->Scan(true));

@@ -15,6 +15,7 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 void Cache::SetPlan(CachePlan plan) {
+  if (!bypassed_.ok()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     planned_.clear();
@@ -82,7 +83,7 @@ void Cache::SchedulePrefetch() {
       if (p == planned_.end() || !WorthPrefetchLocked(id, p->second.length)) continue;
       if (options_.prefetch_bytes_per_second > 0) {
         if (now < next_prefetch_at_) break;  // the poller comes back
-        next_prefetch_at_ = now;  // not before: the check above
+        next_prefetch_at_ = now;             // not before: the check above
         ChargePrefetchLocked(p->second.length);
       }
       auto f = std::make_shared<Flight>();

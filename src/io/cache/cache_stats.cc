@@ -38,6 +38,10 @@ CacheStats CacheStats::Since(const CacheStats& start) const {
 }
 
 std::string CacheStats::ToString() const {
+  if (!bypassed.empty()) {
+    return "cache " + dir + ": bypassed, " + std::to_string(reads) +
+           " reads went to the remote store (" + bypassed + ")";
+  }
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "cache %s: hit rate %.1f%% (LRU would have had %.1f%%), fetched %s in %llu "
@@ -54,6 +58,7 @@ CacheStats Cache::stats() const {
   CacheStats s = stats_;
   s.capacity_bytes = capacity_;
   s.used_bytes = used_;
+  if (!bypassed_.ok()) return s;
   s.lru_hits = ghost_->hits();
   s.disk_timeouts = bounded_->timeouts();
   return s;
@@ -98,7 +103,13 @@ Result<std::shared_ptr<Cache>> SharedCache(const CacheOptions& options) {
   if (it != caches->end()) return it->second;
   CacheOptions o = options;
   o.dir = dir;
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Cache> cache, Cache::Open(o));
+  Result<std::shared_ptr<Cache>> opened = Cache::Open(o);
+  if (!opened.ok()) {
+    // Best effort: a directory that cannot hold a cache never stops a read.
+    std::fprintf(stderr, "sluice: warning: %s; reading without the cache\n",
+                 opened.status().message().c_str());
+  }
+  std::shared_ptr<Cache> cache = opened.ok() ? *opened : Cache::Bypassing(o, opened.status());
   caches->emplace(dir, cache);
   return cache;
 }

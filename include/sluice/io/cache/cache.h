@@ -6,8 +6,10 @@
 // eviction.h) and the next window's chunks are fetched ahead.
 //
 // The cache is best effort: a chunk it cannot store is still returned to the reader (it is
-// just not kept), and a cache file it cannot read is a miss, so the reader goes to the remote
-// store. Readers use it through a FileSystem (cached_file_system.h).
+// just not kept), a cache file it cannot read is a miss, so the reader goes to the remote
+// store, and a directory it cannot use at all (unwritable, a full disk) makes a bypassed
+// cache that reads straight from the remote store (SharedCache). Readers use it through a
+// FileSystem (cached_file_system.h).
 #pragma once
 
 #include <chrono>
@@ -119,6 +121,9 @@ struct CachePlan {
 class Cache {
  public:
   static Result<std::shared_ptr<Cache>> Open(const CacheOptions& options);
+  // A cache that keeps nothing: every read goes to its chunk's remote file, plans are
+  // ignored, Clear fails with `why` (what Open returned for the directory).
+  static std::shared_ptr<Cache> Bypassing(const CacheOptions& options, Status why);
   ~Cache();
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
@@ -137,6 +142,8 @@ class Cache {
   // Deletes every chunk of the directory (all processes' views become empty).
   Status Clear();
   const std::string& dir() const { return dir_; }
+  // Why reads bypass this cache (Bypassing); OK when they do not.
+  const Status& bypassed() const { return bypassed_; }
   uint64_t capacity() const;
   const CacheOptions& options() const { return options_; }
 
@@ -169,6 +176,8 @@ class Cache {
   // Reads (cache.cc).
   bool JoinLocked(const ChunkId& id, Waiter* w);  // false when the chunk has no flight
   void ReadFromDisk(const ChunkRef& chunk, Waiter w);
+  void ReadBypassing(const ChunkRef& chunk, uint64_t begin, uint64_t n, ReadCallback done,
+                     const IoContext& context);
   void Miss(const ChunkRef& chunk, Waiter w);
   void Acquire(FlightPtr f);  // takes the node lock or waits for it, then AfterLock
   // Prefetched chunks adjacent in one remote file: each locked (or left waiting) and checked
@@ -213,6 +222,7 @@ class Cache {
 
   const CacheOptions options_;
   const std::string dir_;
+  Status bypassed_;  // set once, before the cache is shared; then none of the below is made
   std::unique_ptr<ChunkStore> store_;
   std::unique_ptr<TimeBoundChunkStore> bounded_;  // store_'s reads and writes, with a deadline
   std::unique_ptr<Ledger> ledger_;
@@ -245,7 +255,8 @@ class Cache {
 
 // The Cache of `options.dir` for this process: opened once, shared by every dataset that uses
 // the directory, alive until the process exits. Later calls with another capacity for the
-// same directory get the first one's cache.
+// same directory get the first one's cache. A directory that cannot be opened as a cache gives
+// a bypassed one (Cache::Bypassing), said once on stderr and in every report of its stats.
 Result<std::shared_ptr<Cache>> SharedCache(const CacheOptions& options);
 
 }  // namespace sluice::io::cache

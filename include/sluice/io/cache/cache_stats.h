@@ -30,7 +30,10 @@ struct CacheStats {
   uint64_t read_errors = 0;       // cache reads that failed (counted as misses)
   uint64_t disk_timeouts = 0;     // cache disk operations past disk_timeout_seconds
   double fetch_wait_seconds = 0;  // time readers waited for fetches
-  std::string policy;             // "future" or "lru"
+  std::string policy;             // "future" or "lru" ("none" when bypassed)
+  // Why every read bypasses the cache (its directory is unusable: unwritable, a full disk);
+  // empty when the cache works.
+  std::string bypassed;
 
   double hit_rate() const;
   double lru_hit_rate() const;
