@@ -35,7 +35,8 @@ def jsonl(tmp_path_factory):
     path = tmp / "data.jsonl"
     with open(path, "w") as f:
         for i in range(RECORDS):
-            f.write(json.dumps({"id": i, "name": f"record-{i}", "pad": "x" * (i % 200)}) + "\n")
+            f.write(json.dumps({"id": i, "text": f"doc {i}", "name": f"record-{i}",
+                                "pad": "x" * (i % 200)}) + "\n")
     expected = [(i, f"record-{i}".encode()) for i in range(RECORDS)]
     return str(path), expected
 
@@ -92,31 +93,40 @@ def test_ambiguous_put_of_the_writer_lock_lets_the_run_proceed(s3_server, jsonl)
     assert "being written by another writer" not in again.stderr, again.stderr
 
 
+def table_history(uri, env):
+    r = cli(["table", "history", uri, "--json"], env)
+    assert r.returncode == 0, r.stderr
+    return sorted(h["version"] for h in json.loads(r.stdout))
+
+
 def test_ambiguous_table_commit_and_checkpoint_are_written_once(s3_server, jsonl):
+    """Two table writes and a checkpoint whose commit PUTs are ambiguous leave the same
+    versions as the same writes without faults (none failed, none doubled)."""
     data, expected = jsonl
-    uri = f"s3://{s3_server.bucket('wire-table')}/t"
-    faults = ["ambiguous:method=PUT,path=/_delta_log/0+\\.json$,first=2",
+    bucket = s3_server.bucket("wire-table")
+    faults = ["ambiguous:method=PUT,path=/_delta_log/0{20}\\.json$,first=1",
+              "ambiguous:method=PUT,path=/_delta_log/0{19}1\\.json$,first=1",
               "ambiguous:method=PUT,path=\\.checkpoint\\.,first=1"]
-    with FaultProxy([rgw_address(s3_server)], faults=faults) as proxy:
-        env = through(s3_server, proxy)
-        for _ in range(2):  # versions 0 and 1, each commit's first PUT ambiguous
-            r = cli(["convert", "jsonl", data, uri, "--table", "--shard-size", "16KB"], env)
-            assert r.returncode == 0, r.stderr
-        c = cli(["table", "checkpoint", uri], env)
-        assert c.returncode == 0, c.stderr
-        assert len(fired(proxy, "ambiguous")) == 3
-    env = s3_server.environ()
-    history = json.loads(cli(["table", "history", uri, "--json"], env).stdout)
-    versions = sorted(h["version"] for h in (history if isinstance(history, list)
-                                              else history["commits"]))
-    assert versions == [0, 1], history
-    assert sorted(read_all(uri, env, cache=False)) == sorted(expected * 2)
-    s3 = s3_server.client()
-    bucket = uri.split("/")[2]
-    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="t/_delta_log/")
-            .get("Contents", [])]
-    assert len([k for k in keys if ".checkpoint." in k]) == 1, keys
-    assert any(k.endswith("_last_checkpoint") for k in keys), keys
+    histories = {}
+    for name, rules in (("clean", []), ("faulted", faults)):
+        uri = f"s3://{bucket}/{name}"
+        with FaultProxy([rgw_address(s3_server)], faults=rules) as proxy:
+            env = through(s3_server, proxy)
+            for _ in range(2):
+                r = cli(["convert", "jsonl", data, uri, "--table", "--shard-size", "16KB"], env)
+                assert r.returncode == 0, r.stderr
+            c = cli(["table", "checkpoint", uri], env)
+            assert c.returncode == 0, c.stderr
+            assert len(fired(proxy, "ambiguous")) == len(rules)
+        env = s3_server.environ()
+        histories[name] = table_history(uri, env)
+        assert sorted(read_all(uri, env, cache=False)) == sorted(expected * 2)
+        keys = [o["Key"] for o in s3_server.client().list_objects_v2(
+            Bucket=bucket, Prefix=f"{name}/_delta_log/").get("Contents", [])]
+        assert len([k for k in keys if ".checkpoint." in k]) == 1, keys
+        assert any(k.endswith("_last_checkpoint") for k in keys), keys
+    assert histories["faulted"] == histories["clean"]
+    assert histories["clean"] == list(range(len(histories["clean"])))
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +165,15 @@ def test_wrong_content_range_on_every_attempt_fails_naming_object_and_range(s3_s
     assert "asked for bytes " in message and "Content-Range: bytes " in message, message
     assert "after 3 attempts" in message, message
     assert s3_server.env["AWS_SECRET_ACCESS_KEY"] not in message
+
+
+@pytest.mark.parametrize("variable", ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"])
+def test_endpoint_with_user_info_is_refused_without_printing_the_secret(variable):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update({variable: "http://AKID:SECRET@127.0.0.1:9", "AWS_ACCESS_KEY_ID": "k",
+                "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1"})
+    r = cli(["inspect", "s3://bucket/ds"], env)
+    assert r.returncode != 0
+    assert "user info is not supported" in r.stderr, r.stderr
+    assert "127.0.0.1:9" in r.stderr, r.stderr  # still names where it was pointed
+    assert "SECRET" not in r.stdout + r.stderr and "AKID" not in r.stdout + r.stderr, r.stderr

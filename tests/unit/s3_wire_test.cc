@@ -3,7 +3,7 @@
 // never handed on; URLs are printed without their secrets.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 
@@ -36,7 +36,9 @@ struct ScriptedS3 {
     retry.max_delay = 4ms;
     retry.max_attempts = max_attempts;
     options.retry = S3RetryPolicy(retry);
-    fs = *NewS3FileSystem(std::move(options));
+    auto made = NewS3FileSystem(std::move(options));
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    if (made.ok()) fs = std::move(*made);
   }
   std::unique_ptr<HttpEngine> engine;
   std::unique_ptr<FileSystem> fs;
