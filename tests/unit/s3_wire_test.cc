@@ -44,7 +44,7 @@ struct ScriptedS3 {
   std::unique_ptr<FileSystem> fs;
 };
 
-// One object, "/b/k", behind If-None-Match: * semantics. `reset_first_put`: the first PUT is
+// One object, "/bkt/k", behind If-None-Match: * semantics. `reset_first_put`: the first PUT is
 // stored, then the connection is reset before the reply (what the client sees of a reply
 // lost on the way back).
 class OneObjectServer {
@@ -63,7 +63,7 @@ class OneObjectServer {
   Reply Handle(const Received& r) {
     std::lock_guard<std::mutex> lock(mu_);
     Reply reply;
-    if (r.target != "/b/k") {
+    if (r.target != "/bkt/k") {
       reply.status = 404;
     } else if (r.method == "PUT") {
       if (object_.has_value() && r.headers.count("if-none-match")) {
@@ -90,17 +90,17 @@ class OneObjectServer {
 TEST(S3PutIfAbsent, AmbiguousPutOfOwnObjectIsSuccess) {
   OneObjectServer store(/*reset_first_put=*/true);
   ScriptedS3 s3(store.server());
-  Status s = s3.fs->PutIfAbsent("s3://b/k", ByteView("run 7's manifest"));
+  Status s = s3.fs->PutIfAbsent("s3://bkt/k", ByteView("run 7's manifest"));
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(store.object(), "run 7's manifest");
 }
 
-TEST(S3PutIfAbsent, AmbiguousPutMeetingAnotherWritersObjectIsAlreadyExists) {
+TEST(S3PutIfAbsent, PutMeetingAnotherWritersObjectIsAlreadyExists) {
   OneObjectServer store(/*reset_first_put=*/false, std::string("run 3's manifest"));
   ScriptedS3 s3(store.server());
-  Status s = s3.fs->PutIfAbsent("s3://b/k", ByteView("run 7's manifest"));
+  Status s = s3.fs->PutIfAbsent("s3://bkt/k", ByteView("run 7's manifest"));
   EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.ToString();
-  EXPECT_NE(s.message().find("s3://b/k"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("s3://bkt/k"), std::string::npos) << s.ToString();
   EXPECT_EQ(store.object(), "run 3's manifest");
 }
 
@@ -144,7 +144,7 @@ class WrongRangeServer {
 TEST(S3Read, WrongContentRangeIsRetriedAndTheAskedBytesReturned) {
   WrongRangeServer server(/*wrong=*/2);
   ScriptedS3 s3(server.server());
-  auto file = s3.fs->OpenForRead("s3://b/k");
+  auto file = s3.fs->OpenForRead("s3://bkt/k");
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   char scratch[10];
   auto got = (*file)->Read(40, 10, scratch);
@@ -156,16 +156,16 @@ TEST(S3Read, WrongContentRangeIsRetriedAndTheAskedBytesReturned) {
 TEST(S3Read, WrongContentRangeOnEveryAttemptFailsAsTransferErrorNamingUrlAndRange) {
   WrongRangeServer server(/*wrong=*/1000);
   ScriptedS3 s3(server.server(), /*max_attempts=*/3);
-  auto file = s3.fs->OpenForRead("s3://b/k");
+  auto file = s3.fs->OpenForRead("s3://bkt/k");
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   char scratch[10];
   auto got = (*file)->Read(40, 10, scratch);
   ASSERT_FALSE(got.ok());
   // A failed transfer, not damaged data: on_error="skip" must not turn it into skipped records.
   EXPECT_EQ(got.status().code(), StatusCode::kIoError) << got.status().ToString();
-  const std::string& m = got.status().message();
-  EXPECT_NE(m.find("s3://b/k"), std::string::npos) << m;
-  EXPECT_NE(m.find(server.server().Url("/b/k")), std::string::npos) << m;
+  const std::string m = got.status().message();
+  EXPECT_NE(m.find("s3://bkt/k"), std::string::npos) << m;
+  EXPECT_NE(m.find(server.server().Url("/bkt/k")), std::string::npos) << m;
   EXPECT_NE(m.find("asked for bytes 40-49"), std::string::npos) << m;
   EXPECT_NE(m.find("bytes 41-50/100"), std::string::npos) << m;
   EXPECT_EQ(server.gets(), 3);
