@@ -6,7 +6,6 @@
 #include <future>
 #include <mutex>
 
-#include "io/http_parse.h"
 #include "io/s3_files.h"
 #include "sluice/base/thread_pool.h"
 
