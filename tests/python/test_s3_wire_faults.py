@@ -132,15 +132,19 @@ def test_ambiguous_table_commit_and_checkpoint_are_written_once(s3_server, jsonl
 @pytest.fixture(scope="module")
 def dataset(s3_server, jsonl):
     data, expected = jsonl
-    uri = f"s3://{s3_server.bucket('wire-range')}/ds"
+    bucket = s3_server.bucket("wire-range")
+    uri = f"s3://{bucket}/ds"
     r = cli(["convert", "jsonl", data, uri, "--shard-size", "16KB"], s3_server.environ())
     assert r.returncode == 0, r.stderr
-    return uri, expected
+    listed = s3_server.client().list_objects_v2(Bucket=bucket, Prefix="ds/")["Contents"]
+    shards = sum(1 for o in listed if o["Key"].endswith(".tfrecord.zst"))
+    assert shards >= 3
+    return uri, expected, shards
 
 
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
 def test_wrong_content_range_is_retried_and_every_record_returned(s3_server, dataset, on_error):
-    uri, expected = dataset
+    uri, expected, _ = dataset
     with FaultProxy([rgw_address(s3_server)], faults=["wrong_range:method=GET,p=0.3"],
                     seed=7) as proxy:
         # 10 attempts: with p = 0.3 per attempt a request then fails in ~1 of 170,000.
@@ -152,14 +156,20 @@ def test_wrong_content_range_is_retried_and_every_record_returned(s3_server, dat
 
 
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("when", ["open", "chunks"])
 def test_wrong_content_range_on_every_attempt_fails_naming_object_and_range(s3_server, dataset,
-                                                                            on_error):
-    uri, _ = dataset
-    with FaultProxy([rgw_address(s3_server)],
-                    faults=["wrong_range:method=GET,path=\\.tfrecord"], seed=1) as proxy:
+                                                                            on_error, when):
+    """Every GET of a shard answered with another range, from the first (the open's header
+    check) or only after the open (the chunk reads, whose records skip mode would otherwise
+    drop): the read fails with IoError naming object and ranges, never a short read."""
+    uri, _, shards = dataset
+    after = 0 if when == "open" else shards  # the open reads each shard's header once
+    rule = f"wrong_range:method=GET,path=\\.tfrecord\\.zst$,after={after}"
+    with FaultProxy([rgw_address(s3_server)], faults=[rule], seed=1) as proxy:
         env = through(s3_server, proxy, AWS_MAX_ATTEMPTS="3")
         with pytest.raises(sluice.IoError) as e:
             read_all(uri, env, cache=False, on_error=on_error)
+        assert fired(proxy, "wrong_range")
     message = str(e.value)
     assert uri in message and ".tfrecord" in message, message
     assert "asked for bytes " in message and "Content-Range: bytes " in message, message
