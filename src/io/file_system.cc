@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "io/url.h"
 #include "sluice/base/thread_pool.h"
 #include "sluice/io/s3_file_system.h"
 #include "sluice/io/webhdfs_file_system.h"
@@ -126,8 +127,7 @@ void RandomAccessFile::ReadRangesAsync(std::vector<ByteRange> ranges, RangesCall
   GatherReads(
       ranges.size(),
       [&](size_t i, ReadCallback one) {
-        ReadAsync(ranges[i].offset, static_cast<size_t>(ranges[i].length), std::move(one),
-                  context);
+        ReadAsync(ranges[i].offset, static_cast<size_t>(ranges[i].length), std::move(one), context);
       },
       std::move(done), context);
 }
@@ -228,7 +228,7 @@ Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path)
     return static_cast<FileSystem*>(WebHdfsFileSystemFromEnvironment());
   }
   return Unimplemented("no file system for scheme '" + std::string(scheme) + "' in " +
-                       std::string(uri) + " (only local paths are supported so far)");
+                       RedactUrl(uri) + " (only local paths are supported so far)");
 }
 
 std::string JoinPath(std::string_view a, std::string_view b) {

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "io/http_transfer.h"
+#include "io/url.h"
 
 namespace sluice::io {
 
@@ -535,7 +536,7 @@ void HttpEngine::Impl::Finish(Pending* p, Result<HttpResponse> result) {
 }
 
 std::string HttpEngine::Impl::Describe(const Pending& p) const {
-  std::string what = p.request.method + " " + p.request.url;
+  std::string what = p.request.method + " " + RedactUrl(p.request.url);
   return p.request.label.empty() ? what : p.request.label + " (" + what + ")";
 }
 

@@ -86,6 +86,20 @@ std::string Plural(uint64_t n, const char* unit) {
   return std::to_string(n) + " " + unit + (n == 1 ? "" : "s");
 }
 
+// Why a 206 reply is not the range asked for ("" when it is).
+std::string WrongRange(const HttpResponse& response, const ByteRange& asked) {
+  const std::string want = "bytes " + std::to_string(asked.offset) + "-" +
+                           std::to_string(asked.offset + asked.length - 1);
+  const std::string* header = response.Header("content-range");
+  ContentRange got;
+  if (header != nullptr && ParseContentRange(*header, &got) && got.first == asked.offset &&
+      got.last + 1 == asked.end()) {
+    return "";
+  }
+  return "asked for " + want + ", server sent " +
+         (header == nullptr ? std::string("no Content-Range") : "Content-Range: " + *header);
+}
+
 }  // namespace
 
 std::string AsciiLower(std::string_view s) {
@@ -184,6 +198,14 @@ AttemptResult ClassifyAttempt(CURLcode code, const Transfer& t, const HttpReques
       r.description = "body of " + Plural(response.body.size(), "byte") + ", expected " +
                       std::to_string(*t.expected_body_bytes);
       return r;
+    }
+    if (status == 206 && request.expected_range.has_value()) {
+      std::string wrong = WrongRange(response, *request.expected_range);
+      if (!wrong.empty()) {
+        r.failure = FailureOf(AttemptFailure::Kind::kWrongRange);
+        r.description = std::move(wrong);
+        return r;
+      }
     }
     if (!request.ok_body_may_be_error) return r;
   }

@@ -17,6 +17,7 @@ bool RetryPolicy::IsRetryable(const AttemptFailure& failure) const {
     case Kind::kReset:
     case Kind::kStall:
     case Kind::kShortBody:
+    case Kind::kWrongRange:
       return true;
     case Kind::kUnavailable:
       return false;

@@ -59,14 +59,17 @@ bool ValidBucket(std::string_view b) {
 }  // namespace
 
 Result<S3Path> ParseS3Path(std::string_view uri) {
-  if (!uri.starts_with("s3://")) return InvalidArgument(std::string(uri) + ": not an s3:// URI");
+  if (!uri.starts_with("s3://")) return InvalidArgument(RedactUrl(uri) + ": not an s3:// URI");
   std::string_view rest = uri.substr(5);
   size_t slash = rest.find('/');
   S3Path p;
   p.bucket = std::string(rest.substr(0, slash));
   if (slash != std::string_view::npos) p.key = std::string(rest.substr(slash + 1));
   if (!ValidBucket(p.bucket)) {
-    return InvalidArgument(std::string(uri) + ": '" + p.bucket + "' is not a valid bucket name");
+    // The URI is redacted, not the bucket quoted: "s3://key:secret@bucket" must not echo.
+    return InvalidArgument(RedactUrl(uri) +
+                           ": not a valid bucket name (3-63 characters of "
+                           "a-z, 0-9, '.', '-' and '_')");
   }
   return p;
 }
@@ -155,6 +158,7 @@ HttpRequest S3Client::Build(const S3Call& call) const {
   r.body = call.body;
   r.expected_body_bytes = call.expected_body_bytes;
   r.body_buffer = call.body_buffer;
+  r.expected_range = call.expected_range;
   r.hedge = call.hedge && options_.hedge_reads;
   r.ok_body_may_be_error = call.ok_body_may_be_error;
   r.timeout = options_.request_timeout;

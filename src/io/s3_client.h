@@ -31,6 +31,7 @@ struct S3Call {
   std::shared_ptr<const std::string> body;
   std::optional<uint64_t> expected_body_bytes;
   std::function<std::string(size_t n)> body_buffer;  // HttpRequest::body_buffer
+  std::optional<ByteRange> expected_range;           // HttpRequest::expected_range
   bool hedge = false;
   bool ok_body_may_be_error = false;
   std::shared_ptr<const CancelToken> cancel;

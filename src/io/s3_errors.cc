@@ -2,6 +2,7 @@
 #include "io/s3_errors.h"
 
 #include "io/s3_xml.h"
+#include "io/url.h"
 
 namespace sluice::io {
 
@@ -51,7 +52,7 @@ Status S3ErrorStatus(std::string_view what, std::string_view method, std::string
   const long status = response.status;
   auto doc = ParseS3ErrorDocument(response.body);
   std::string code = doc ? doc->code : CodeOfStatus(status);
-  std::string message = std::string(what) + ": " + std::string(method) + " " + std::string(url) +
+  std::string message = std::string(what) + ": " + std::string(method) + " " + RedactUrl(url) +
                         ": HTTP " + std::to_string(status);
   if (!code.empty()) message += " " + code;
   if (doc && !doc->message.empty()) message += " (" + doc->message + ")";

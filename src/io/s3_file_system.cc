@@ -216,10 +216,24 @@ Status S3FileSystem::PutIfAbsent(const std::string& path, ByteView data) {
   call.headers = {{"if-none-match", "*"}};
   call.body = std::make_shared<const std::string>(data);
   auto r = client_->Run(call);
-  if (!r.ok() && r.status().code() == StatusCode::kFailedPrecondition) {
-    return AlreadyExists(path + " exists (PUT If-None-Match: * answered 412)");
+  if (r.ok() || r.status().code() != StatusCode::kFailedPrecondition) return r.status();
+  // 412: an object is there, perhaps this call's own. An attempt whose reply was lost (the
+  // server stored the object, the client saw a reset) is sent again, by the engine or by
+  // libcurl itself on a dead kept-alive connection (which the attempt count does not show),
+  // and the repeat meets what the first one stored. Only the content can tell.
+  S3Call get;
+  get.path = p;
+  auto existing = client_->Run(get);
+  if (existing.ok() && existing->body == std::string_view(data.data(), data.size())) {
+    return Status::OK();
   }
-  return r.status();
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
+    return existing.status().WithContext(path +
+                                         " exists (PUT If-None-Match: * answered 412), "
+                                         "and reading it back to tell whether it is this "
+                                         "call's own object failed");
+  }
+  return AlreadyExists(path + " exists (PUT If-None-Match: * answered 412)");
 }
 
 // The AWS settings that decide which S3 file system a URI gets, as one string.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 namespace sluice::io {
 
@@ -92,7 +93,7 @@ std::string Endpoint::Origin() const { return scheme + "://" + Authority(); }
 
 Result<Endpoint> ParseEndpoint(std::string_view url) {
   auto bad = [&](const std::string& why) {
-    return InvalidArgument("endpoint '" + std::string(url) + "': " + why +
+    return InvalidArgument("endpoint '" + RedactUrl(url) + "': " + why +
                            " (expected http(s)://host[:port])");
   };
   Endpoint e;
@@ -134,6 +135,76 @@ Result<Endpoint> ParseEndpoint(std::string_view url) {
     e.port = port;
   }
   return e;
+}
+
+namespace {
+
+// Query parameters whose values are secrets (case-insensitive): presigned S3 URLs, WebHDFS
+// delegation tokens, and the usual names of passwords and keys.
+bool IsSecretParameter(std::string_view name) {
+  static const char* const kSecret[] = {"x-amz-signature",
+                                        "x-amz-credential",
+                                        "x-amz-security-token",
+                                        "signature",
+                                        "delegation",
+                                        "token",
+                                        "access_token",
+                                        "password",
+                                        "passwd",
+                                        "secret",
+                                        "key",
+                                        "sig",
+                                        "awsaccesskeyid"};
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::any_of(std::begin(kSecret), std::end(kSecret),
+                     [&](const char* s) { return lower == s; });
+}
+
+// The query (and fragment) of a URL with the values of secret parameters replaced.
+std::string RedactQuery(std::string_view query) {
+  std::string out;
+  size_t start = 0;
+  while (start <= query.size()) {
+    size_t end = query.find_first_of("&#", start);
+    if (end == std::string_view::npos) end = query.size();
+    std::string_view item = query.substr(start, end - start);
+    const size_t eq = item.find('=');
+    if (eq != std::string_view::npos && IsSecretParameter(item.substr(0, eq))) {
+      out.append(item.substr(0, eq + 1)).append("***");
+    } else {
+      out.append(item);
+    }
+    if (end == query.size()) break;
+    if (query[end] == '#') return out.append(query.substr(end));  // the fragment as it is
+    out += '&';
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RedactUrl(std::string_view url) {
+  const size_t sep = url.find("://");
+  const size_t authority = sep == std::string_view::npos ? 0 : sep + 3;
+  const size_t authority_end = url.find_first_of("/?#", authority);
+  std::string_view host_part =
+      url.substr(authority, authority_end == std::string_view::npos ? std::string_view::npos
+                                                                    : authority_end - authority);
+  std::string out(url.substr(0, authority));
+  const size_t at = sep == std::string_view::npos ? std::string_view::npos : host_part.rfind('@');
+  if (at != std::string_view::npos) {
+    out += "***@";
+    host_part.remove_prefix(at + 1);
+  }
+  out.append(host_part);
+  if (authority_end == std::string_view::npos) return out;
+  std::string_view rest = url.substr(authority_end);
+  const size_t q = rest.find('?');
+  out.append(rest.substr(0, q));
+  if (q != std::string_view::npos) out += "?" + RedactQuery(rest.substr(q + 1));
+  return out;
 }
 
 bool IsIpAddress(std::string_view host) {

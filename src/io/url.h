@@ -41,6 +41,14 @@ struct Endpoint {
 // InvalidArgument naming the text when it is not http(s)://host[:port][/path].
 Result<Endpoint> ParseEndpoint(std::string_view url);
 
+// `url` fit to print in an error or a log: the user info of its authority ("user:secret@")
+// becomes "***@", and the values of query parameters that carry secrets (X-Amz-Signature,
+// X-Amz-Credential, X-Amz-Security-Token, delegation, token, password, secret, ...) become
+// "***". Anything else is kept, so the message still names the host, port and path. Every
+// message that prints a URL or URI someone typed goes through it: credentials never appear
+// in logs, errors or stats.
+std::string RedactUrl(std::string_view url);
+
 // Whether `host` is a literal IPv4 or IPv6 address.
 bool IsIpAddress(std::string_view host);
 

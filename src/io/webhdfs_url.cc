@@ -3,12 +3,14 @@
 
 #include <charconv>
 
+#include "io/url.h"
+
 namespace sluice::io::webhdfs {
 
 namespace {
 
 Status BadUri(std::string_view uri, std::string_view why) {
-  return InvalidArgument("bad HDFS URI '" + std::string(uri) + "': " + std::string(why));
+  return InvalidArgument("bad HDFS URI '" + RedactUrl(uri) + "': " + std::string(why));
 }
 
 // A DNS name or IPv4 address, or an IPv6 address in brackets.

@@ -186,7 +186,7 @@ std::string PipelineContext::DescribeRecord(const RecordId& id) const {
 Status PipelineContext::OnRecordError(StageCounters* stage, ErrorPolicy policy, const RecordId& id,
                                       const Status& error) {
   if (error.code() == StatusCode::kCancelled) return error;
-  if (policy == ErrorPolicy::kRaise) {
+  if (policy == ErrorPolicy::kRaise || error.code() == StatusCode::kIoError) {
     return error.WithContext(stage->name + ": " + DescribeRecord(id));
   }
   stage->Add(stage->skipped, 1);

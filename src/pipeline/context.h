@@ -165,7 +165,10 @@ class PipelineContext {
   // "shard 'data-00001.tfrecord' record 17 (epoch 0, position 123)"
   std::string DescribeRecord(const RecordId& id) const;
   // Applies `policy` to a failed record: OK when the record is to be skipped (counted, maybe
-  // quarantined), else `error` prefixed with the stage name and the record's identity.
+  // quarantined), else `error` prefixed with the stage name and the record's identity. The
+  // policy is for bad records: a failed transfer or system call (IoError: a read whose
+  // retries ran out, a refused file) says nothing about the record and is never skipped,
+  // nor is a cancellation.
   Status OnRecordError(StageCounters* stage, ErrorPolicy policy, const RecordId& id,
                        const Status& error);
   // Applies `policy` to the damaged shards the source recovered from (RecordSource::

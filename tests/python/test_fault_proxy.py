@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from fault_rules import Rule, Schedule, cut_point, parse_rule  # noqa: E402
+from fault_rules import (Rule, Schedule, cut_point, parse_rule,  # noqa: E402
+                         shifted_content_range)
 from tool_servers import FaultProxy  # noqa: E402
 
 BLOB = bytes((i * 7 + i // 251) % 256 for i in range(300_000))
@@ -43,7 +44,8 @@ class Upstream(http.server.BaseHTTPRequestHandler):
             rng = self.headers.get("Range")
             if rng:
                 first, last = (int(x) for x in rng.split("=")[1].split("-"))
-                self.send(206, BLOB[first:last + 1])
+                self.send(206, BLOB[first:last + 1],
+                          [("Content-Range", f"bytes {first}-{last}/{len(BLOB)}")])
             else:
                 self.send(200, BLOB)
         elif self.path == "/chunked":
@@ -248,6 +250,39 @@ def test_upload_with_expect_continue_and_chunked_body_reaches_the_server(proxy):
         reply += data
     assert reply.startswith(b"HTTP/1.1 200")
     sock.close()
+
+
+def test_ambiguous_put_reaches_the_server_but_the_client_sees_only_a_reset(proxy):
+    with_faults(proxy, "ambiguous:method=PUT,first=1")
+    before = len(Upstream.seen)
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.ports[0], timeout=30)
+    conn.request("PUT", "/echo", body=b"manifest")
+    with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+        conn.getresponse()
+    assert Upstream.seen[before:] == [("PUT", "/echo")]  # the server did act on it
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.ports[0], timeout=30)
+    conn.request("PUT", "/echo", body=b"manifest")  # first=1: the repeat passes
+    response = conn.getresponse()
+    assert response.status == 200
+    assert response.read() == hashlib.sha256(b"manifest").hexdigest().encode()
+    assert proxy.counts()["faults"] == {"ambiguous": 1}
+    assert [e["fault"] for e in proxy.log()] == ["ambiguous", None]
+
+
+def test_wrong_range_names_another_range_and_leaves_other_replies_alone(proxy):
+    with_faults(proxy, "wrong_range:shift=1000,first=1")
+    response, body = get(proxy.ports[0], "/blob", headers={"Range": "bytes=100-199"})
+    assert response.status == 206
+    assert response.getheader("Content-Range") == f"bytes 1100-1199/{len(BLOB)}"
+    assert body == BLOB[100:200]  # the body is relayed as the server sent it
+    response, body = get(proxy.ports[0], "/blob", headers={"Range": "bytes=100-199"})
+    assert response.getheader("Content-Range") == f"bytes 100-199/{len(BLOB)}"
+    with_faults(proxy, "wrong_range")
+    response, body = get(proxy.ports[0], "/blob")  # a 200 has no range to rewrite
+    assert response.status == 200 and body == BLOB
+    assert response.getheader("Content-Range") is None
+    assert shifted_content_range("bytes 0-9/*", 1) == "bytes 1-10/*"
+    assert shifted_content_range("junk", 1) is None
 
 
 def test_location_naming_an_upstream_is_rewritten_to_the_proxy(proxy):

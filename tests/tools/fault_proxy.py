@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A fault-injecting HTTP/1.1 proxy for tests: sits between a client and servers on 127.0.0.1,
 forwards requests, and injects faults by a seeded schedule (tests/tools/fault_rules.py):
-503 storms, resets and truncations mid-body, slow first bytes, stalls. It counts requests per
+503 storms, resets and truncations mid-body, slow first bytes, stalls, ambiguous requests
+(the server acts, the client sees a reset), 206 replies naming another range. It counts requests per
 method and path so tests can assert how many fetches a reader made. See docs/fault-proxy.md.
 
   fault_proxy.py --upstream 127.0.0.1:9000 [--upstream 127.0.0.1:9001 ...] [--seed N]
@@ -26,7 +27,8 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fault_rules import Schedule, cut_point, parse_rule, rule_from_json, status_body  # noqa: E402
+from fault_rules import (Schedule, cut_point, parse_rule, rule_from_json,  # noqa: E402
+                         shifted_content_range, status_body)
 
 HEAD_LIMIT = 64 * 1024
 PIECE = 256 * 1024
@@ -207,6 +209,18 @@ class Proxy:
         entry["status"] = status
         self.rewrite_location(response)
         length = self.body_length(method, status, response)
+        if rule is not None and rule.kind == "ambiguous":
+            # The server has acted on the request (a PUT is stored): read its whole answer,
+            # then reset the client connection without relaying any of it.
+            async for _ in self.body_pieces(length, upstream[0]):
+                pass
+            self.abort(writer)
+            return False, self.drop(upstream)
+        if rule is not None and rule.kind == "wrong_range" and status == 206:
+            shifted = shifted_content_range(response.get("Content-Range"), rule.shift)
+            if shifted is not None:
+                entry["content_range"] = shifted
+                response.set("Content-Range", shifted)
         if rule is not None and rule.kind in ("reset", "truncate") and length == 0:
             self.abort(writer)  # nothing to cut from an empty body: drop it before the head
             return False, self.drop(upstream)

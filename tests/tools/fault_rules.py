@@ -15,6 +15,12 @@ the same keys on the control endpoint). Kinds:
   reset     forward, send the head and part of the body, then reset the connection (RST)
   truncate  forward, send the head (Content-Length kept) and part of the body, then close
   stall     forward, send the head and part of the body, pause `ms`, then send the rest
+  ambiguous forward, let the server answer in full (a PUT is stored), then reset the client
+            connection without relaying anything: the client cannot tell whether it happened
+  wrong_range
+            forward; a 206 reply's Content-Range is rewritten `shift` bytes later (default 1;
+            the body is relayed as is), so it names another range than the one asked for;
+            other replies pass unchanged
 
 `at` is where the body is cut or paused, as a fraction of Content-Length (default 0.5);
 `at_bytes` gives it in bytes instead. At least one byte of a non-empty body is withheld by
@@ -27,9 +33,9 @@ import random
 import re
 from dataclasses import dataclass, field
 
-KINDS = ("status", "delay", "reset", "truncate", "stall")
+KINDS = ("status", "delay", "reset", "truncate", "stall", "ambiguous", "wrong_range")
 # The kinds that decide how the response is delivered; at most one applies to a request.
-RESPONSE_KINDS = ("status", "reset", "truncate", "stall")
+RESPONSE_KINDS = ("status", "reset", "truncate", "stall", "ambiguous", "wrong_range")
 BODIES = ("slowdown", "plain", "remote")
 
 
@@ -47,6 +53,7 @@ class Rule:
     code: int = 503
     body: str = "slowdown"
     exception: str = "RetriableException"
+    shift: int = 1
     matched: int = field(default=0, compare=False)
     fired: int = field(default=0, compare=False)
 
@@ -65,7 +72,7 @@ class Rule:
         return d
 
 
-_INT_KEYS = {"after", "first", "at_bytes", "code"}
+_INT_KEYS = {"after", "first", "at_bytes", "code", "shift"}
 _FLOAT_KEYS = {"p", "ms", "at"}
 
 
@@ -144,6 +151,15 @@ def cut_point(rule, content_length):
     if content_length is not None and rule.kind in ("reset", "truncate"):
         cut = min(cut, content_length - 1)  # -1 for an empty body: cut before the head
     return cut
+
+
+def shifted_content_range(value, shift):
+    """"bytes A-B/T" moved `shift` bytes later; None when `value` is not of that form."""
+    m = re.fullmatch(r"\s*bytes (\d+)-(\d+)/(\d+|\*)\s*", value or "")
+    if not m:
+        return None
+    first, last = int(m.group(1)) + shift, int(m.group(2)) + shift
+    return f"bytes {first}-{last}/{m.group(3)}"
 
 
 def status_body(rule, method, path):

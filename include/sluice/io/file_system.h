@@ -197,6 +197,11 @@ class FileSystem {
   // temporary file; S3: PUT with `If-None-Match: *`; HDFS: create without overwrite).
   // AlreadyExists when `path` exists (nothing is changed then); of several concurrent calls
   // for one path exactly one succeeds. Readers see no file or all of `data`, never a part.
+  // An attempt whose outcome is unknown (the server stored the object, the reply was lost)
+  // is repeated and then meets its own object: a remote store (S3) reads back what is there
+  // and returns OK when it is exactly `data`, AlreadyExists only for other bytes. So a
+  // caller that must tell itself from another writer makes `data` unique (a run id, a
+  // commit's txn id): two writers of identical bytes may both see OK.
   // Default: Unimplemented.
   virtual Status PutIfAbsent(const std::string& path, ByteView data);
   // `path` with every symbolic link resolved, as realpath(3): what the path rules of a
@@ -225,8 +230,8 @@ std::unique_ptr<FileSystem> NewMemoryFileSystem();
 // Picks the file system for a path or URI: "/x", "x", "file:///x" are local; "s3://bucket/key"
 // is S3 (S3FileSystemFromEnvironment; its paths are the whole URIs); "hdfs://namenode:port/x"
 // and "webhdfs://..." are HDFS through WebHDFS (WebHdfsFileSystemFromEnvironment, whole URIs
-// too; the port is the NameNode's HTTP port, docs/hdfs.md). Other schemes are Unimplemented. On success `*local_path` receives the path to hand
-// to the returned file system.
+// too; the port is the NameNode's HTTP port, docs/hdfs.md). Other schemes are Unimplemented. On
+// success `*local_path` receives the path to hand to the returned file system.
 Result<FileSystem*> FileSystemFor(std::string_view uri, std::string* local_path);
 
 // Path helpers ('/' separated).

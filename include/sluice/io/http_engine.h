@@ -53,6 +53,10 @@ struct HttpRequest {
   // at its first byte (each attempt and duplicate asks; it may be longer: its capacity is
   // kept, so a reused buffer costs no fresh pages). Default: empty = a new string.
   std::function<std::string(size_t n)> body_buffer;
+  // The range a ranged GET asked for (its Range header): a 206 reply whose Content-Range does
+  // not name exactly these bytes fails the attempt as a transport fault (retried like a reset;
+  // a proxy or cache that answers another range is never handed on). Default: unset.
+  std::optional<ByteRange> expected_range;
   // Whether a failed attempt may be sent again (false for requests that are not idempotent).
   bool retry = true;  // Default: true
   // Whether a duplicate may be sent when the first byte is late (HedgePolicy). Only for reads
@@ -112,16 +116,16 @@ struct HttpEngineOptions {
 
 // Counters since the engine started, and gauges (now). Safe to read from any thread.
 struct HttpEngineStats {
-  uint64_t in_flight = 0;        // transfers running now (gauge)
-  uint64_t queued = 0;           // requests waiting for a slot or a retry timer (gauge)
-  uint64_t requests = 0;         // requests finished (any outcome)
-  uint64_t failed = 0;           // of which failed (transport error, deadline, cancelled)
-  uint64_t attempts = 0;         // transfers started, hedges included
-  uint64_t retries = 0;          // attempts that repeated a failed one
-  uint64_t hedges = 0;           // duplicates sent for a late first byte
-  uint64_t hedges_won = 0;       // duplicates that answered first
-  uint64_t bytes_received = 0;   // response bodies
-  uint64_t bytes_sent = 0;       // request bodies
+  uint64_t in_flight = 0;       // transfers running now (gauge)
+  uint64_t queued = 0;          // requests waiting for a slot or a retry timer (gauge)
+  uint64_t requests = 0;        // requests finished (any outcome)
+  uint64_t failed = 0;          // of which failed (transport error, deadline, cancelled)
+  uint64_t attempts = 0;        // transfers started, hedges included
+  uint64_t retries = 0;         // attempts that repeated a failed one
+  uint64_t hedges = 0;          // duplicates sent for a late first byte
+  uint64_t hedges_won = 0;      // duplicates that answered first
+  uint64_t bytes_received = 0;  // response bodies
+  uint64_t bytes_sent = 0;      // request bodies
   // Over recent hedgeable requests of the busiest size class (0 until measured).
   double first_byte_p50_ms = 0;
   double first_byte_p95_ms = 0;

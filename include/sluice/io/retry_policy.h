@@ -20,6 +20,7 @@ struct AttemptFailure {
     kReset,        // the connection broke (reset, closed early, nothing received)
     kStall,        // no byte for the stall timeout, or the attempt's time ran out
     kShortBody,    // a 2xx body shorter or longer than announced or expected
+    kWrongRange,   // a 206 whose Content-Range is not the range asked for
     kUnavailable,  // unrecoverable locally: bad URL, unknown host, TLS verification
   };
   Kind kind = Kind::kStatus;
