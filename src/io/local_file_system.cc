@@ -3,6 +3,7 @@
 // on Close for a durable atomic finalize (file_system.h, "Durability").
 #include <dirent.h>
 #include <fcntl.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -102,6 +102,7 @@ def write_jsonl(path, lines):
 
 
 def test_convert_syncs_every_shard_and_index_before_dataset_json(tmp_path):
+    tmp_path = tmp_path.resolve()  # strace names synced descriptors by their resolved paths
     src, out = write_jsonl(tmp_path / "in.jsonl", 3000), tmp_path / "out"
     calls = traced([SLUICE, "convert", "jsonl", str(src), str(out), "--shard-size", "16KB"],
                    tmp_path)
@@ -123,6 +124,7 @@ for version, source in enumerate(["a", "b"]):
 
 
 def test_table_commits_follow_the_sync_of_their_files(tmp_path):
+    tmp_path = tmp_path.resolve()
     table = tmp_path / "t"
     calls = traced([sys.executable, "-c", TABLE_WRITER, str(table)], tmp_path, PYTHON_ENV)
     commit_name = re.compile(r"/_delta_log/\d{20}\.json$")
