@@ -61,7 +61,8 @@ class ShardSpills {
   Status Add(uint64_t shard, uint64_t key, ByteView record) {
     Spill& s = spills_[shard];
     if (!s.file) {
-      SLUICE_ASSIGN_OR_RETURN(s.file, io::LocalFileSystem()->OpenForWrite(Path(shard)));
+      SLUICE_ASSIGN_OR_RETURN(s.file, io::LocalFileSystem()->OpenForWrite(
+                                          Path(shard), io::WriteOptions{.durable = false}));
     }
     s.index.push_back({key, s.file->bytes_written(), record.size()});
     if ((memory_ += sizeof(Entry)) > budget_) {

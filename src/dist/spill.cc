@@ -142,7 +142,9 @@ Result<std::unique_ptr<SortedStream>> OpenRun(const std::string& path) {
 }
 
 Result<std::unique_ptr<RunWriter>> RunWriter::Open(const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(auto file, io::LocalFileSystem()->OpenForWrite(path));
+  // A spill run is scratch: lost with its job, never committed.
+  SLUICE_ASSIGN_OR_RETURN(
+      auto file, io::LocalFileSystem()->OpenForWrite(path, io::WriteOptions{.durable = false}));
   return std::unique_ptr<RunWriter>(new RunWriter(std::move(file)));
 }
 

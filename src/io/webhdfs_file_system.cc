@@ -49,7 +49,7 @@ Result<std::unique_ptr<RandomAccessFile>> WebHdfsFileSystem::OpenForRead(const s
 
 Result<std::unique_ptr<WritableFile>> WebHdfsFileSystem::OpenForWrite(const std::string& path,
                                                                       const WriteOptions&) {
-  // sync_on_close needs nothing more: a closed HDFS file is on its datanodes' pipeline.
+  // WriteOptions::durable needs nothing more: a closed HDFS file is on its DataNodes' pipeline.
   SLUICE_ASSIGN_OR_RETURN(HdfsUri uri, Parse(path));
   if (uri.path == "/") return InvalidArgument(path + ": cannot write the root directory");
   return NewWebHdfsWriteFile(client_, path, std::move(uri));

@@ -22,18 +22,22 @@ using testing::FileSystemBackend;
 using testing::FileSystemCase;
 using testing::FileSystemTest;
 
+// The process-wide local file system, or with `max_open_files` one of its own (2: nearly
+// every read reopens its file).
 class LocalBackend final : public FileSystemBackend {
  public:
-  LocalBackend() {
+  explicit LocalBackend(size_t max_open_files = 0) {
     char tmpl[] = "/tmp/sluice_fs_test_XXXXXX";
     dir_ = ::mkdtemp(tmpl);
+    if (max_open_files > 0) own_ = NewLocalFileSystem({.max_open_files = max_open_files});
   }
   ~LocalBackend() override { std::filesystem::remove_all(dir_); }
-  FileSystem* fs() override { return LocalFileSystem(); }
+  FileSystem* fs() override { return own_ ? own_.get() : LocalFileSystem(); }
   const std::string& root() const override { return dir_; }
 
  private:
   std::string dir_;
+  std::unique_ptr<FileSystem> own_;
 };
 
 class MemoryBackend final : public FileSystemBackend {
@@ -403,6 +407,10 @@ std::vector<FileSystemCase> LocalCases() {
   auto memory = [] { return std::unique_ptr<FileSystemBackend>(new MemoryBackend); };
   return {
       {"local", local_caps, local, ""},
+      {"local_two_open_files",
+       local_caps,
+       [] { return std::unique_ptr<FileSystemBackend>(new LocalBackend(2)); },
+       ""},
       {"memory", {}, memory, ""},
       {"slow_local",
        {},  // the wrapper reads files; it does not map them

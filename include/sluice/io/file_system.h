@@ -128,6 +128,29 @@ class RandomAccessFile {
                                const IoContext& context = {}) const;
 };
 
+// Durability: what a power cut (or an OS crash) leaves, not only a crash of the process.
+// On a durable file system each of these calls has reached stable storage when it returns OK:
+//   - WritableFile::Close() of a file opened with WriteOptions::durable (the default): the
+//     whole file under its final name;
+//   - PutIfAbsent(): the whole file under `path`;
+//   - Rename(): the file under its new name, and no longer under the old one;
+//   - CreateDirs(): the directories it created.
+// So a writer that closes its data files and only then makes its commit record (a put-if-
+// absent, or a rename) knows that a commit record which survives a power cut names only files
+// that survived too (docs/durability.md). Delete() is not durable: after a power cut a deleted
+// file may be back, so a deletion must never be what commits. Append() alone promises
+// nothing until Close(). Before these calls return, a power cut may leave the old state or
+// the new one (never a part of a file under a final name), and temporaries of writers that
+// were running.
+//   Local disk: durable unless LocalFileSystemOptions::sync is false or the environment
+//   variable SLUICE_SYNC is "0" (scratch data): fdatasync(2) of a file before its rename(2)
+//   or link(2), fsync(2) of the directory after it, as LevelDB and Kafka do.
+//   S3: durable by the protocol: a PUT (or a multipart upload's completion) returns only once
+//   the object is stored.
+//   HDFS: a closed file is complete on its DataNodes' write pipeline (every replica has it;
+//   not hsync'ed to their disks: losing power on all replicas at once may lose it).
+//   Memory: nothing outlives the process.
+
 // A file being written sequentially.
 // Threading: not thread-safe; one writer at a time.
 // Atomicity: bytes appear under the final name only when Close() succeeds (the
@@ -138,8 +161,9 @@ class WritableFile {
   virtual ~WritableFile() = default;
   virtual const std::string& path() const = 0;  // the final name
   virtual Status Append(ByteView data) = 0;
-  // Flushes, syncs if requested at open, and renames into place. Reports the final status;
-  // calling it twice returns the first result.
+  // Flushes, makes the file durable unless opened with WriteOptions::durable = false (above,
+  // "Durability"), and renames into place. Reports the final status; calling it twice
+  // returns the first result.
   virtual Status Close() = 0;
   virtual void Abort() = 0;
   virtual uint64_t bytes_written() const = 0;
@@ -158,8 +182,10 @@ struct FileInfo {
 };
 
 struct WriteOptions {
-  bool sync_on_close = false;  // fsync before rename. Default: false (page cache is enough
-                               // for conversion jobs; set for durability against power loss)
+  // Close() makes the file durable (above, "Durability"). Default: true. false for scratch
+  // files that nothing commits and that are recomputed when lost (spill runs, temporary
+  // copies): they then cost no sync.
+  bool durable = true;
 };
 
 // Threading: all methods are safe to call concurrently.
@@ -221,8 +247,25 @@ class FileSystem {
   Result<std::vector<std::string>> Glob(const std::string& pattern);
 };
 
-// The process-wide local file system (pread / write + rename).
+struct LocalFileSystemOptions {
+  // Sync what the durability contract above names (fdatasync of files, fsync of their
+  // directories). Default: true. false: nothing is synced, for scratch data that a power
+  // cut may lose. The environment variable SLUICE_SYNC=0 (or false/off/no), read at each
+  // durable call, turns syncing off in every local file system: how the `sluice` command and
+  // Python opt out.
+  bool sync = true;
+  // Descriptors that open files keep at most; the least recently used ones are closed and
+  // their files reopen by path on the next read (a file replaced or changed meanwhile then
+  // fails its reads, naming it). Lets a dataset of many thousands of shards be read under
+  // `ulimit -n 1024`. Default (0): half the soft RLIMIT_NOFILE at creation, at least 64.
+  size_t max_open_files = 0;
+};
+
+// The process-wide local file system (pread / write + rename), with default options.
 FileSystem* LocalFileSystem();
+
+// A local file system of its own (tests, tools): its own bound on open files.
+std::unique_ptr<FileSystem> NewLocalFileSystem(const LocalFileSystemOptions& options);
 
 // A fresh in-memory file system, for tests.
 std::unique_ptr<FileSystem> NewMemoryFileSystem();

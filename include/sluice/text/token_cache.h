@@ -44,7 +44,7 @@ std::string TokenCacheDataPath(std::string_view prefix);   // prefix + ".bin"
 std::string TokenCacheIndexPath(std::string_view prefix);  // prefix + ".idx"
 
 struct TokenCacheWriterOptions {
-  io::WriteOptions write;                 // Default: no fsync before rename
+  io::WriteOptions write;                 // Default: durable at Close (synced)
   size_t buffer_bytes = size_t{1} << 20;  // Default: 1 MiB of ids per WritableFile::Append
 };
 
