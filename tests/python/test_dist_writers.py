@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from s3_server import s3_server  # noqa: F401  (the session fixture)
 from test_cli import SLUICE, inspect_json
 from test_dist import ENV, MPIRUN, multiset, ranks_of, run, slurm, srun  # noqa: F401
 from test_dist import wait_gone
@@ -45,28 +46,55 @@ def keys(table):
                   for r in inspect_json(table))
 
 
-def test_concurrent_table_writers_never_collide(tmp_path):
-    table = tmp_path / "table"
-    for w in range(WRITERS):
-        for a in range(APPENDS):
+def append_concurrently(table, tmp_path, writers, appends, env):
+    """`writers` processes at once, each running `appends` CLI appends in turn; returns the
+    failures."""
+    for w in range(writers):
+        for a in range(appends):
             write_jsonl(tmp_path / f"in-{w}-{a}.jsonl", w, a)
 
     def writer(w):
         failures = []
-        for a in range(APPENDS):
+        for a in range(appends):
             r = subprocess.run(convert_into(table, tmp_path / f"in-{w}-{a}.jsonl"),
-                               capture_output=True, text=True, timeout=300, env=ENV)
+                               capture_output=True, text=True, timeout=300, env=env)
             if r.returncode != 0:
                 failures.append(f"writer {w} append {a}: exit {r.returncode}: {r.stderr}")
         return failures
 
-    with ThreadPoolExecutor(WRITERS) as pool:
-        failures = [f for fs in pool.map(writer, range(WRITERS)) for f in fs]
-    assert failures == []
+    with ThreadPoolExecutor(writers) as pool:
+        return [f for fs in pool.map(writer, range(writers)) for f in fs]
+
+
+def every_record(writers, appends):
+    return sorted((w, a, i) for w in range(writers) for a in range(appends) for i in range(LINES))
+
+
+def test_concurrent_table_writers_never_collide(tmp_path):
+    table = tmp_path / "table"
+    assert append_concurrently(table, tmp_path, WRITERS, APPENDS, ENV) == []
     assert log_versions(table) == list(range(WRITERS * APPENDS))  # contiguous, one per job
-    assert keys(table) == sorted((w, a, i) for w in range(WRITERS) for a in range(APPENDS)
-                                 for i in range(LINES))  # every record exactly once
+    assert keys(table) == every_record(WRITERS, APPENDS)  # every record exactly once
     assert not (table / ".sluice-job").exists()  # each job removed its own record
+
+
+def test_concurrent_writers_of_an_s3_table_never_collide(tmp_path, s3_server):
+    writers, appends = 8, 5
+    env = s3_server.environ(OMPI_MCA_mpi_yield_when_idle="1")
+    table = f"s3://{s3_server.bucket('writers')}/t"
+    assert append_concurrently(table, tmp_path, writers, appends, env) == []
+    objects = s3_server.client().list_objects_v2(Bucket="writers", Prefix="t/")
+    names = [o["Key"][len("t/"):] for o in objects.get("Contents", [])]
+    commits = sorted(int(n[len("_delta_log/"):][:20]) for n in names
+                     if re.fullmatch(r"_delta_log/\d{20}\.json", n))
+    assert commits == list(range(writers * appends))
+    assert not [n for n in names if n.startswith(".sluice-job/")]
+    r = subprocess.run([SLUICE, "inspect", table, "--json", "--records", "100000"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    got = sorted((j["w"]["int64"][0], j["a"]["int64"][0], j["i"]["int64"][0])
+                 for j in map(json.loads, r.stdout.splitlines()))
+    assert got == every_record(writers, appends)
 
 
 def slow_job(table, jsonl, *extra):
