@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/dist_job.h"
 #include "sluice/format/dataset_publisher.h"
 #include "sluice/table/table.h"
 
@@ -38,6 +39,11 @@ Status Clean(const CleanOptions& opts, const Location& where) {
   for (const auto& l : leftovers) {
     if (!opts.dry_run) SLUICE_RETURN_IF_ERROR(where.fs->Delete(l.path));
     fmt::print("{} {}: {}\n", opts.dry_run ? "would remove" : "removed", l.path, l.reason);
+  }
+  // Jobs' resumable state that no live run owns (dist/job_record.h).
+  SLUICE_ASSIGN_OR_RETURN(auto jobs, ReclaimDeadJobRecords(where, opts.dry_run));
+  for (const auto& j : jobs) {
+    fmt::print("{} {}: {}\n", opts.dry_run ? "would remove" : "removed", j.path, j.reason);
   }
   fmt::print("{} file(s) {}; {}\n", leftovers.size(), opts.dry_run ? "to remove" : "removed",
              published ? "the published dataset is untouched" : "no dataset is published here");

@@ -1,5 +1,6 @@
 #include "cli/convert_job.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -96,6 +97,11 @@ void AddConvertJobFlags(CLI::App* cmd, ConvertJobFlags* f) {
   cmd->add_option("--task-size", f->task_size,
                   "under mpirun/srun: input bytes per task (auto: 16 tasks per rank, within "
                   "1 MiB..128 MiB)")
+      ->capture_default_str();
+  cmd->add_option("--exit-wait", f->exit_wait,
+                  "under mpirun/srun: seconds rank 0 waits, once the output is published, for "
+                  "the other ranks to end; a rank silent longer is abandoned (exit 3)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   AddTableOutputFlags(cmd, &f->output);
 }
@@ -215,6 +221,28 @@ void Summarize(const dist::ConvertJobResult& r, ConvertSummary* summary) {
   summary->notes.push_back(job);
 }
 
+// Every rank tells rank 0 it is done; rank 0 waits --exit-wait at most. A rank still silent
+// (frozen) then is abandoned: MPI_Finalize would wait for it, so rank 0 ends the job with
+// MPI_Abort and mpirun/srun end that rank. The output was published (or the job failed)
+// before: nothing the silent rank writes later is part of it.
+int EndConvertJob(dist::Transport* t, const ConvertJobSpec& spec, const Status& status) {
+  auto silent = dist::EndJob(t, spec.flags.exit_wait);
+  int code = FinishJob(*t, silent.ok() ? status : silent.status());
+  if (t->rank() != 0 || !silent.ok() || silent->empty()) return code;
+  std::string ranks;
+  for (dist::Rank r : *silent) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  std::fprintf(stderr,
+               "%s: %s; rank(s) %s did not end within %g s (--exit-wait): abandoning them "
+               "(exit %d)\n",
+               spec.command.c_str(),
+               status.ok() ? "the output is published and complete" : "the job failed",
+               ranks.c_str(), spec.flags.exit_wait, status.ok() ? kExitAbandoned : code);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  t->Abort(status.ok() ? kExitAbandoned : code);
+  return code;
+}
+
 }  // namespace
 
 TaskPlan FileTaskPlan(const ConvertJobFlags& flags, const std::vector<dist::InputFile>& files,
@@ -271,7 +299,7 @@ int RunConvertCommand(const ConvertJobSpec& spec, const std::vector<dist::InputF
     summary.seconds = clock.seconds();
     PrintSummary(summary);
   }
-  return FinishJob(*t, result.status());
+  return EndConvertJob(t, spec, result.status());
 }
 
 }  // namespace sluice::cli

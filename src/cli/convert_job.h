@@ -43,7 +43,16 @@ struct ConvertJobFlags {
   DistFlags dist;
   std::string task_size = "auto";  // Default: auto (dist::AutoTaskBytes)
   TableOutputFlags output;         // --table, --mode
+  // Under mpirun/srun: after the output is published (or the job failed), how long rank 0
+  // waits for the other ranks to end before abandoning those that do not answer (a frozen
+  // rank): the job then exits kExitAbandoned (published) or 1. Default: 60 s.
+  double exit_wait = 60;
 };
+
+// The exit code of a job whose output is published (complete: `sluice verify` passes) but
+// one of whose ranks did not end within --exit-wait: rank 0 ended the job with MPI_Abort, so
+// mpirun/srun end the silent ranks.
+inline constexpr int kExitAbandoned = 3;
 void AddConvertJobFlags(CLI::App* command, ConvertJobFlags* flags);
 
 // The bytes of a file task's input: the whole file, or the lines a byte range stands for

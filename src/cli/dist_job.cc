@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "dist/wire.h"
 #include "sluice/base/bytes.h"
+#include "sluice/dist/job_record.h"
 #include "sluice/dist/launch.h"
 #include "sluice/dist/mpi_transport.h"
 
@@ -208,6 +209,14 @@ void AddTableOutputFlags(CLI::App* cmd, TableOutputFlags* f) {
 void ApplyTableOutputFlags(const TableOutputFlags& flags, dist::OutputShards* shards) {
   shards->table = flags.table;
   shards->table_overwrite = flags.table && flags.mode == "overwrite";
+}
+
+Result<std::vector<format::Leftover>> ReclaimDeadJobRecords(const Location& where, bool dry_run) {
+  SLUICE_ASSIGN_OR_RETURN(auto dead, dist::FindDeadJobRecords(where.fs, where.path));
+  if (!dry_run) {
+    for (const auto& d : dead) dist::DeleteJobRecordTree(where.fs, d.path);
+  }
+  return dead;
 }
 
 int FinishJob(const dist::Transport& transport, const Status& status) {

@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "sluice/dist/jobs.h"
 #include "sluice/dist/transport.h"
+#include "sluice/format/dataset_publisher.h"
 
 namespace sluice::cli {
 
@@ -56,6 +57,10 @@ struct TableOutputFlags {
 void AddTableOutputFlags(CLI::App* command, TableOutputFlags* flags);
 // Sets the table fields of `shards` from the flags.
 void ApplyTableOutputFlags(const TableOutputFlags& flags, dist::OutputShards* shards);
+
+// `sluice clean` and `sluice table vacuum`: the resumable state of jobs no live run owns in
+// the directory `where` (dist/job_record.h), deleted unless `dry_run`.
+Result<std::vector<format::Leftover>> ReclaimDeadJobRecords(const Location& where, bool dry_run);
 
 // Ends a command on every rank: rank 0 reports `status`; the exit code for all.
 int FinishJob(const dist::Transport& transport, const Status& status);

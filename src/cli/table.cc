@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/dist_job.h"
 #include "cli/table_summary.h"
 #include "sluice/base/bytes.h"
 #include "sluice/table/timestamp.h"
@@ -169,6 +170,15 @@ int RunVacuum(const TableOptions& o) {
   v.enforce_retention_duration = o.enforce_retention;
   auto r = t->Vacuum(v);
   if (!r.ok()) return ReportError(r.status());
+  // Jobs' resumable state that no live run owns (dist/job_record.h).
+  auto where = Locate(o.path);
+  if (!where.ok()) return ReportError(where.status());
+  auto jobs = ReclaimDeadJobRecords(*where, o.dry_run);
+  if (!jobs.ok()) return ReportError(jobs.status());
+  for (const auto& j : *jobs) {
+    fmt::print(stderr, "vacuum: {} {}: {}\n", o.dry_run ? "would remove" : "removed", j.path,
+               j.reason);
+  }
   if (o.json) {
     fmt::print("{}\n",
                Json{{"dry_run", o.dry_run}, {"files", r->files}, {"bytes", r->bytes}}.dump());

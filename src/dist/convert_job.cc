@@ -51,12 +51,14 @@ class ConvertAttempts final : public TaskHandler {
     return WireWriter().U64(writer->records_written()).Bytes(output.Encode()).Take();
   }
 
-  // Deletes the shards of this rank's attempts that were not committed (losing copies).
-  void DiscardLosers(const TaskRunResult& r, Rank self) {
+  // Deletes the shards of this rank's attempts that were not committed (losing copies), or
+  // of all of them when the phase failed (`r` null). The phase has stopped this rank's
+  // attempts: nothing writes any more.
+  void DiscardLosers(const TaskRunResult* r, Rank self) {
     std::lock_guard lock(mu_);
     for (const auto& [key, shards] : written_) {
       auto [task, attempt] = key;
-      if (r.committed_rank[task] == self && r.committed_attempt[task] == attempt) continue;
+      if (r && r->committed_rank[task] == self && r->committed_attempt[task] == attempt) continue;
       for (const auto& s : shards) {
         (void)out_->fs()->Delete(io::JoinPath(out_->dir(), s.path));
         if (!s.index.empty()) (void)out_->fs()->Delete(io::JoinPath(out_->dir(), s.index));
@@ -106,15 +108,19 @@ std::vector<std::string> Results(const JobOutput& out, uint64_t tasks) {
   return results;
 }
 
-// Rank 0: the tasks Revise asks for; every rank: the same list (or the same error).
-Result<std::map<TaskId, std::string>> AgreeOnRedo(Transport* t, TaskConverter* converter,
-                                                  const JobOutput& out, uint64_t tasks) {
+// Rank 0: the tasks Revise asks for (or why the round failed: `recorded`, rank 0's record of
+// the committed tasks); every rank: the same list (or the same error). Announced, not agreed:
+// rank 0 decides alone and waits for no rank (task_runner.h, Announce).
+Result<std::map<TaskId, std::string>> AnnounceRedo(Transport* t, TaskConverter* converter,
+                                                   const JobOutput& out, uint64_t tasks,
+                                                   const Status& recorded) {
   std::string message;
   if (t->rank() == 0) {
-    auto redo = converter->Revise(Results(out, tasks));
+    auto redo = recorded.ok() ? converter->Revise(Results(out, tasks))
+                              : Result<std::map<TaskId, std::string>>(recorded);
     message = redo.ok() ? EncodeRedo(Status::OK(), *redo) : EncodeRedo(redo.status(), {});
   }
-  SLUICE_ASSIGN_OR_RETURN(message, t->Broadcast(std::move(message), 0));
+  SLUICE_ASSIGN_OR_RETURN(message, Announce(t, std::move(message)));
   std::map<TaskId, std::string> redo;
   SLUICE_RETURN_IF_ERROR(DecodeRedo(message, &redo));
   for (const auto& [task, hint] : redo) {
@@ -171,11 +177,13 @@ Result<ConvertJobResult> RunConvertJob(Transport* t, io::FileSystem* fs, const s
   std::map<TaskId, std::string> hints;
   for (int round = 0;; ++round) {
     attempts.StartRound(round, original, hints);
-    SLUICE_ASSIGN_OR_RETURN(TaskRunResult ran, runner.Run(to_run, &attempts));
-    attempts.DiscardLosers(ran, t->rank());
+    Result<TaskRunResult> phase = runner.Run(to_run, &attempts);
+    // Each rank deletes its own losing output: rank 0 does not wait for the others (a frozen
+    // rank deletes its late output when it wakes).
+    attempts.DiscardLosers(phase.ok() ? &*phase : nullptr, t->rank());
+    SLUICE_ASSIGN_OR_RETURN(TaskRunResult ran, std::move(phase));
     if (round == 0) result.progress = ran.progress;
-    SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, recorded));
-    SLUICE_ASSIGN_OR_RETURN(hints, AgreeOnRedo(t, converter, *out, tasks.size()));
+    SLUICE_ASSIGN_OR_RETURN(hints, AnnounceRedo(t, converter, *out, tasks.size(), recorded));
     if (hints.empty()) break;
     if (round + 1 >= kMaxRounds) {
       return Internal("convert: the tasks' results did not settle after " +
@@ -203,7 +211,7 @@ Result<ConvertJobResult> RunConvertJob(Transport* t, io::FileSystem* fs, const s
       result.table_commit_duplicate = out->table_commit()->duplicate;
     }
   }
-  SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, published));
+  SLUICE_RETURN_IF_ERROR(AnnounceStatus(t, published));
   return result;
 }
 

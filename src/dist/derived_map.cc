@@ -67,7 +67,7 @@ class KeptMapAttempts final : public TaskHandler {
     char name[64];
     std::snprintf(name, sizeof name, "map-t%06llua%d.run", static_cast<unsigned long long>(id),
                   attempt);
-    Attempt a{local_prefix_ + "-" + name, io::JoinPath(JobOutput::kJobDir, name), KeySample(0, 0)};
+    Attempt a{local_prefix_ + "-" + name, io::JoinPath(job_.out->job_dir(), name), KeySample(0, 0)};
     MapOutput out(options_, a.local_run, Mix64(id));
     SLUICE_ASSIGN_OR_RETURN(uint64_t index,
                             MapShard(job_.in_fs, task.input, id, key_function_, cancel, &out));
@@ -89,13 +89,14 @@ class KeptMapAttempts final : public TaskHandler {
         .Take();
   }
 
-  // This rank's committed attempts' local runs and samples; the others' files are deleted.
-  void Collect(const TaskRunResult& r, Rank self, MapPhaseResult* out) {
+  // This rank's committed attempts' local runs and samples; the others' files are deleted
+  // (all of them when the phase failed, `r` null: rank 0 does not wait for this rank).
+  void Collect(const TaskRunResult* r, Rank self, MapPhaseResult* out) {
     std::lock_guard lock(mu_);
     for (auto& [key, a] : attempts_) {
       auto [id, attempt] = key;
       const TaskId task = Index(id);
-      if (r.committed_rank[task] == self && r.committed_attempt[task] == attempt) {
+      if (r && r->committed_rank[task] == self && r->committed_attempt[task] == attempt) {
         out->runs.push_back(a.local_run);
         out->samples.push_back(a.sample);
       } else {
@@ -218,9 +219,10 @@ Result<MapPhaseResult> RunDerivedMapPhase(Transport* t, DerivedJob* job,
     if (recorded.ok()) recorded = s;
   };
   TaskRunner runner(t, options);
-  SLUICE_ASSIGN_OR_RETURN(TaskRunResult ran, runner.Run(to_run, &attempts));
+  Result<TaskRunResult> phase = runner.Run(to_run, &attempts);
   MapPhaseResult result;
-  attempts.Collect(ran, t->rank(), &result);
+  attempts.Collect(phase.ok() ? &*phase : nullptr, t->rank(), &result);
+  SLUICE_ASSIGN_OR_RETURN(TaskRunResult ran, std::move(phase));
   SLUICE_RETURN_IF_ERROR(AgreeOnStatus(t, recorded));
 
   // The whole job's view, by original task id.

@@ -1,9 +1,6 @@
 #include "sluice/dist/job_output.h"
 
-#include <xxhash.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "dist/wire.h"
@@ -15,9 +12,6 @@ namespace sluice::dist {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr const char* kJobFile = "job.json";     // written last: the record's commit point
-constexpr const char* kTasksFile = "tasks.bin";  // the task list, as planned by the first run
 
 std::string Hex(std::string_view bytes) {
   static const char* digits = "0123456789abcdef";
@@ -44,14 +38,6 @@ Result<std::string> Unhex(std::string_view hex) {
     out[i] = static_cast<char>(hi * 16 + lo);
   }
   return out;
-}
-
-std::string IdentityHash(const std::string& identity) {
-  XXH128_hash_t h = XXH3_128bits(identity.data(), identity.size());
-  std::string bytes;
-  PutFixed64(&bytes, h.high64);
-  PutFixed64(&bytes, h.low64);
-  return Hex(bytes);
 }
 
 std::string EncodeTasks(const std::vector<TaskSpec>& tasks) {
@@ -82,28 +68,6 @@ Result<std::vector<TaskSpec>> DecodeTasks(std::string_view data) {
     }
   }
   return tasks;
-}
-
-std::string TaskFileName(TaskId task) {
-  char name[40];
-  std::snprintf(name, sizeof name, "task-%06llu.json", static_cast<unsigned long long>(task));
-  return name;
-}
-
-void RemoveTree(io::FileSystem* fs, const std::string& dir) {
-  auto entries = fs->List(dir);
-  if (entries.ok()) {
-    for (const auto& e : *entries) {
-      if (e.is_directory) {
-        RemoveTree(fs, e.path);
-      } else {
-        (void)fs->Delete(e.path);
-      }
-    }
-  }
-  // Object stores have no directories; a local one is removed empty (Delete unlinks files).
-  std::error_code ignored;
-  if (fs->name() == "local") std::filesystem::remove(dir, ignored);
 }
 
 }  // namespace
@@ -146,6 +110,7 @@ Result<std::unique_ptr<JobOutput>> JobOutput::Open(Transport* t, io::FileSystem*
   out->fs_ = fs;
   out->dir_ = dir;
   out->shard_options_ = options.shards;
+  out->job_dir_ = options.identity.empty() ? "" : JobRecord::DirFor(options.identity);
   std::string state;
   if (t->rank() == 0) {
     Status begun = out->BeginOnRank0(options, tasks);
@@ -176,70 +141,49 @@ Result<std::unique_ptr<JobOutput>> JobOutput::Open(Transport* t, io::FileSystem*
 }
 
 Status JobOutput::BeginOnRank0(const JobOutputOptions& o, std::vector<TaskSpec>* tasks) {
-  identity_hash_ = o.identity.empty() ? "" : IdentityHash(o.identity);
-  format::PublishOptions publish;
-  publish.overwrite = o.overwrite;
-  publish.command = o.command;
-  // An interrupted run of the same job: go on with its run id, so its files stay ours.
-  std::string prior_run;
-  if (!identity_hash_.empty()) {
-    auto record = fs_->ReadAll(JobPath(kJobFile));
-    if (record.ok()) {
-      try {
-        Json j = Json::parse(*record);
-        if (j.at("identity").get<std::string>() == identity_hash_) {
-          prior_run = j.at("run").get<std::string>();
-        }
-      } catch (const Json::exception&) {
-        // an unreadable record is started afresh
-      }
-    }
-  }
-  const bool resuming = format::IsRunId(prior_run);
   table_ = o.table;
   table_overwrite_ = o.table_overwrite;
-  if (table_) {  // the table's log orders writers: no lock, no dataset.json
-    if (o.overwrite) {
-      return InvalidArgument(dir_ +
-                             ": --overwrite with --table: to replace the table's files with a "
-                             "new version (older versions stay readable), use --mode overwrite");
-    }
-    run_ = resuming ? prior_run : format::NewRunId();
-    SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(dir_));
-  } else {
-    publish.run_id = resuming ? prior_run : "";
+  if (table_ && o.overwrite) {
+    return InvalidArgument(dir_ +
+                           ": --overwrite with --table: to replace the table's files with a "
+                           "new version (older versions stay readable), use --mode overwrite");
+  }
+  SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(dir_));
+  // This job's own record: an interrupted run of the same job left its run id there, so its
+  // files stay ours; a live run of the same job owning it refuses this one.
+  if (!o.identity.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(record_, JobRecord::Acquire(fs_, dir_, o.identity, o.command));
+  }
+  run_ = record_ ? record_->run() : format::NewRunId();
+  if (!table_) {  // the table's log orders writers: no lock, no dataset.json
+    format::PublishOptions publish;
+    publish.overwrite = o.overwrite;
+    publish.command = o.command;
+    publish.run_id = run_;
     SLUICE_ASSIGN_OR_RETURN(publisher_, format::DatasetPublisher::Begin(fs_, dir_, publish));
-    run_ = publisher_->run_id();
+    // The dead runs' shards are reclaimed with the lock: their records could resume nothing.
+    auto dead = FindDeadJobRecords(fs_, dir_);
+    if (dead.ok()) {
+      for (const auto& d : *dead) DeleteJobRecordTree(fs_, d.path);
+    }
   }
   open_ = true;
-  if (identity_hash_.empty()) return Status::OK();
-  if (resuming) {
+  if (!record_) return Status::OK();
+  if (record_->resuming()) {
     Status loaded = LoadJobRecord(tasks);
     if (loaded.ok()) return Status::OK();
     outputs_.clear();
     reused_.clear();
   }
-  return StartJobRecord(*tasks);
-}
-
-std::string JobOutput::JobPath(const std::string& name) const {
-  return io::JoinPath(io::JoinPath(dir_, kJobDir), name);
-}
-
-Status JobOutput::StartJobRecord(const std::vector<TaskSpec>& tasks) {
-  RemoveJobDir();
-  SLUICE_RETURN_IF_ERROR(fs_->CreateDirs(io::JoinPath(dir_, kJobDir)));
-  SLUICE_RETURN_IF_ERROR(fs_->WriteAll(JobPath(kTasksFile), EncodeTasks(tasks)));
-  Json j{{"identity", identity_hash_}, {"run", run_}, {"tasks", tasks.size()}};
-  return fs_->WriteAll(JobPath(kJobFile), j.dump());
+  return record_->Start(tasks->size(), EncodeTasks(*tasks));
 }
 
 // The recorded task list and the recorded outputs whose files are all there, whole.
 Status JobOutput::LoadJobRecord(std::vector<TaskSpec>* tasks) {
-  SLUICE_ASSIGN_OR_RETURN(std::string list, fs_->ReadAll(JobPath(kTasksFile)));
+  SLUICE_ASSIGN_OR_RETURN(std::string list, record_->LoadTaskList());
   SLUICE_ASSIGN_OR_RETURN(*tasks, DecodeTasks(list));
   for (TaskId id = 0; id < tasks->size(); ++id) {
-    const std::string path = JobPath(TaskFileName(id));
+    const std::string path = record_->Path(JobRecord::TaskFileName(id));
     auto text = fs_->ReadAll(path);
     if (!text.ok()) continue;
     auto output = TaskOutput::Decode(*text, path);
@@ -261,7 +205,8 @@ Status JobOutput::LoadJobRecord(std::vector<TaskSpec>* tasks) {
 }
 
 void JobOutput::RemoveJobDir() {
-  if (!identity_hash_.empty()) RemoveTree(fs_, io::JoinPath(dir_, kJobDir));
+  if (record_) record_->Remove();
+  record_.reset();
 }
 
 JobOutput::~JobOutput() { Abort(); }
@@ -279,8 +224,9 @@ Result<std::unique_ptr<format::ShardWriter>> JobOutput::OpenPart(const std::stri
 }
 
 Status JobOutput::Record(TaskId task, TaskOutput output) {
-  if (!identity_hash_.empty()) {
-    SLUICE_RETURN_IF_ERROR(fs_->WriteAll(JobPath(TaskFileName(task)), output.Encode()));
+  if (record_) {
+    SLUICE_RETURN_IF_ERROR(
+        fs_->WriteAll(record_->Path(JobRecord::TaskFileName(task)), output.Encode()));
   }
   outputs_[task] = std::move(output);
   return Status::OK();

@@ -11,7 +11,16 @@ namespace sluice::dist {
 namespace {
 
 // Message tags of the coordinator protocol. Every message starts with the phase number.
-enum Tag : int { kReady = 1, kAssign = 2, kCancel = 3, kReport = 4, kStop = 5 };
+// kAnnounce and kDone carry Announce and EndJob, between phases and at the end of a job.
+enum Tag : int {
+  kReady = 1,
+  kAssign = 2,
+  kCancel = 3,
+  kReport = 4,
+  kStop = 5,
+  kAnnounce = 6,
+  kDone = 7
+};
 
 // Sleeps between polls that found nothing: doubling from 10 us up to a maximum, back to zero
 // as soon as a poll makes progress (mpi4py.futures' Backoff).
@@ -55,10 +64,10 @@ std::string EncodeAttempt(uint64_t phase, TaskId task, int attempt) {
   return WireWriter().U64(phase).U64(task).U64(static_cast<uint64_t>(attempt)).Take();
 }
 
-// The outcome every rank learns at the end of a phase.
-std::string EncodeOutcome(const Status& status, const TaskRunResult& r) {
+// The outcome every rank learns at the end of a phase, in its stop message.
+std::string EncodeOutcome(uint64_t phase, const Status& status, const TaskRunResult& r) {
   WireWriter w;
-  w.Error(status).U64(r.committed_rank.size());
+  w.U64(phase).Error(status).U64(r.committed_rank.size());
   for (size_t i = 0; i < r.committed_rank.size(); ++i) {
     w.U64(static_cast<uint64_t>(r.committed_rank[i]))
         .U64(static_cast<uint64_t>(r.committed_attempt[i]));
@@ -66,11 +75,11 @@ std::string EncodeOutcome(const Status& status, const TaskRunResult& r) {
   return w.Take();
 }
 
-Status DecodeOutcome(std::string_view data, TaskRunResult* r) {
-  WireReader in(data);
+// `in` is past the phase number.
+Status DecodeOutcome(WireReader in, size_t size, TaskRunResult* r) {
   Status status;
   uint64_t n = 0;
-  if (!in.Error(&status) || !in.U64(&n) || n > data.size()) {
+  if (!in.Error(&status) || !in.U64(&n) || n > size) {
     return Internal("task runner: malformed outcome broadcast");
   }
   r->committed_rank.resize(n);
@@ -111,13 +120,16 @@ TaskRunner::TaskRunner(Transport* transport, TaskRunnerOptions options)
 Result<TaskRunResult> TaskRunner::Run(const std::vector<TaskSpec>& tasks, TaskHandler* handler) {
   ++phase_;
   if (transport_->rank() == 0) return Coordinate(tasks, handler);
-  Status status = Work(tasks, handler);
+  TaskRunResult result;
+  Status outcome;
+  Status status = Work(tasks, handler, &outcome, &result);
   if (!status.ok()) {
-    // This rank's transport failed: the others may wait for it in the broadcast below.
+    // This rank's transport failed: the others may wait for it in a later collective.
     transport_->Abort(1);
     return status;
   }
-  return Conclude(Status::OK(), TaskRunResult());
+  SLUICE_RETURN_IF_ERROR(outcome);
+  return result;
 }
 
 SchedulerOptions WithWorkers(SchedulerOptions options, size_t workers) {
@@ -168,16 +180,19 @@ class Coordinator {
     return Status::OK();
   }
 
-  // Stops every worker (and the local attempt) and returns what the phase produced.
-  Status Stop(TaskRunResult* result) {
+  // Stops the local attempt and tells every worker the outcome with its stop message (point
+  // to point: a frozen worker learns it when it wakes, and nobody waits for it here); returns
+  // what the phase produced.
+  Status Stop(TaskRunResult* result, Status* outcome) {
     local_.Stop();
-    std::string stop = WireWriter().U64(phase_).Take();
-    for (Rank r = 1; r < t_->size(); ++r) SLUICE_RETURN_IF_ERROR(t_->Send(r, kStop, stop));
     result->results = std::move(results_);
     result->committed_rank = scheduler_.committed_ranks();
     result->committed_attempt = scheduler_.committed_attempts();
     result->progress = scheduler_.Progress();
-    return scheduler_.failure();
+    *outcome = scheduler_.failure();
+    std::string stop = EncodeOutcome(phase_, *outcome, *result);
+    for (Rank r = 1; r < t_->size(); ++r) SLUICE_RETURN_IF_ERROR(t_->Send(r, kStop, stop));
+    return Status::OK();
   }
 
  private:
@@ -272,18 +287,18 @@ Result<TaskRunResult> TaskRunner::Coordinate(const std::vector<TaskSpec>& tasks,
     return status;
   }
   TaskRunResult result;
-  status = coordinator.Stop(&result);
-  return Conclude(status, std::move(result));
-}
-
-Result<TaskRunResult> TaskRunner::Conclude(Status status, TaskRunResult result) {
-  std::string outcome = transport_->rank() == 0 ? EncodeOutcome(status, result) : "";
-  SLUICE_ASSIGN_OR_RETURN(outcome, transport_->Broadcast(std::move(outcome), 0));
-  SLUICE_RETURN_IF_ERROR(DecodeOutcome(outcome, &result));
+  Status outcome;
+  status = coordinator.Stop(&result, &outcome);
+  if (!status.ok()) {
+    transport_->Abort(1);
+    return status;
+  }
+  SLUICE_RETURN_IF_ERROR(outcome);
   return result;
 }
 
-Status TaskRunner::Work(const std::vector<TaskSpec>& tasks, TaskHandler* handler) {
+Status TaskRunner::Work(const std::vector<TaskSpec>& tasks, TaskHandler* handler, Status* outcome,
+                        TaskRunResult* result) {
   const Rank rank = transport_->rank();
   const std::string& host = transport_->host();
   Status started = handler->Start();
@@ -306,7 +321,13 @@ Status TaskRunner::Work(const std::vector<TaskSpec>& tasks, TaskHandler* handler
       WireReader in(m->data);
       uint64_t phase = 0, task = 0, attempt = 0;
       if (!in.U64(&phase) || phase != phase_) continue;
-      if (m->tag == kStop) break;
+      if (m->tag == kStop) {
+        // The attempt still running, if any, lost: it stops before the outcome is returned,
+        // so that the caller discards all of its output.
+        slot.Stop();
+        *outcome = DecodeOutcome(in, m->data.size(), result);
+        return Status::OK();
+      }
       if (!in.U64(&task) || !in.U64(&attempt) || task >= tasks.size()) continue;
       if (m->tag == kAssign && !slot.busy()) {
         slot.Start(tasks[task], static_cast<int>(attempt), handler);
@@ -320,8 +341,60 @@ Status TaskRunner::Work(const std::vector<TaskSpec>& tasks, TaskHandler* handler
       backoff.Wait(options_.clock, Scheduler::kNever);
     }
   }
-  slot.Stop();
-  return Status::OK();
+}
+
+Result<std::string> Announce(Transport* t, std::string data, double backoff_max_seconds) {
+  if (t->rank() == 0) {
+    for (Rank r = 1; r < t->size(); ++r) SLUICE_RETURN_IF_ERROR(t->Send(r, kAnnounce, data));
+    return data;
+  }
+  Backoff backoff(backoff_max_seconds);
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(auto m, t->TryReceive());
+    if (m && m->source == 0 && m->tag == kAnnounce) return std::move(m->data);
+    if (m) {
+      backoff.Reset();  // a late message of a phase this rank has left
+    } else {
+      backoff.Wait(SteadyClock(), Scheduler::kNever);
+    }
+  }
+}
+
+Status AnnounceStatus(Transport* t, const Status& rank0) {
+  std::string mine = t->rank() == 0 ? WireWriter().Error(rank0).Take() : "";
+  SLUICE_ASSIGN_OR_RETURN(std::string data, Announce(t, std::move(mine)));
+  Status status;
+  if (!WireReader(data).Error(&status)) return Internal("malformed status announcement");
+  return status;
+}
+
+Result<std::vector<Rank>> EndJob(Transport* t, double wait_seconds) {
+  std::vector<Rank> silent;
+  if (t->rank() != 0) {
+    SLUICE_RETURN_IF_ERROR(t->Send(0, kDone, ""));
+    return silent;
+  }
+  std::vector<bool> done(t->size(), false);
+  int waiting = t->size() - 1;
+  const Clock* clock = SteadyClock();
+  const double deadline = clock->Now() + wait_seconds;
+  Backoff backoff(0.005);
+  while (waiting > 0 && clock->Now() < deadline) {
+    SLUICE_ASSIGN_OR_RETURN(auto m, t->TryReceive());
+    if (!m) {
+      backoff.Wait(clock, deadline);
+      continue;
+    }
+    backoff.Reset();  // other messages are late ones of a phase that ended
+    if (m->tag == kDone && m->source > 0 && m->source < t->size() && !done[m->source]) {
+      done[m->source] = true;
+      --waiting;
+    }
+  }
+  for (Rank r = 1; r < t->size(); ++r) {
+    if (!done[r]) silent.push_back(r);
+  }
+  return silent;
 }
 
 }  // namespace sluice::dist

@@ -341,6 +341,15 @@ def test_convert_into_a_table_with_mode_overwrite_replaces_its_files(jsonl_files
     assert "--mode requires --table" in r.stderr
 
 
+def task_records(out):
+    """The committed tasks recorded in OUT's job records (.sluice-job/<job>/task-*.json)."""
+    root = out / ".sluice-job"
+    if not root.exists():
+        return []
+    return [n for job in root.iterdir() if job.is_dir() for n in os.listdir(job)
+            if n.startswith("task-")]
+
+
 def ranks_of(p):
     for _ in range(300):  # the ranks, children of mpirun
         kids = subprocess.run(["pgrep", "-P", str(p.pid), "-x", "sluice"], capture_output=True,
@@ -380,7 +389,7 @@ def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(js
     victim = ranks[-1]
     job = out / ".sluice-job"
     for _ in range(600):  # until a few tasks are recorded as finished
-        if job.exists() and len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4:
+        if len(task_records(out)) >= 4:
             break
         time.sleep(0.05)
     os.kill(victim, signal.SIGKILL)
@@ -388,7 +397,7 @@ def test_a_killed_convert_publishes_nothing_and_a_rerun_reuses_finished_tasks(js
     wait_gone(ranks)
     assert p.returncode != 0
     assert not (out / "dataset.json").exists()
-    assert len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4
+    assert len(task_records(out)) >= 4
     r = run(MPIRUN + convert_jsonl(jsonl_files, out))
     reused = int(r.stdout.split(" reused from an interrupted run")[0].split(", ")[-1])
     assert reused >= 4
@@ -413,7 +422,7 @@ def test_ctrl_c_of_mpirun_commits_nothing_and_a_rerun_commits_once(jsonl_files, 
     ranks = ranks_of(p)
     job = out / ".sluice-job"
     for _ in range(600):  # until a few tasks are recorded as finished
-        if job.exists() and len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4:
+        if len(task_records(out)) >= 4:
             break
         time.sleep(0.05)
     p.send_signal(signal.SIGINT)
@@ -422,7 +431,7 @@ def test_ctrl_c_of_mpirun_commits_nothing_and_a_rerun_commits_once(jsonl_files, 
     assert p.returncode != 0
     log = out / "_delta_log"
     assert not log.exists() or not [n for n in os.listdir(log) if n.endswith(".json")]
-    assert len([n for n in os.listdir(job) if n.startswith("task-")]) >= 4
+    assert len(task_records(out)) >= 4
     r = run(MPIRUN + convert_jsonl(jsonl_files, out) + ["--table"])
     reused = int(r.stdout.split(" reused from an interrupted run")[0].split(", ")[-1])
     assert reused >= 4

@@ -15,14 +15,9 @@ import time
 from test_cli import SLUICE
 from test_dist import (ENV, MPIRUN, assert_same_dataset, convert_jsonl, corpus,  # noqa: F401
                        ids, jsonl_files, multiset, ranks_of, records_in_order, run, slurm,
-                       srun, wait_gone)
+                       srun, task_records, wait_gone)
 
 SLOW_TASK_1 = dict(ENV, SLUICE_FAULT_SLOW_TASK="1:120")  # task 1 hangs; the others finish
-
-
-def task_records(out):
-    job = out / ".sluice-job"
-    return [n for n in os.listdir(job) if n.startswith("task-")] if job.exists() else []
 
 
 def reused(stdout):

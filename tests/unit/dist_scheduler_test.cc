@@ -189,11 +189,24 @@ TEST_F(Speculation, AStragglerGetsACopyAndTheFirstToFinishIsCommitted) {
   EXPECT_EQ(cancel[0].rank, 3);
   EXPECT_EQ(cancel[0].attempt, 0);
   EXPECT_TRUE(s_->TakeCancellations().empty());  // each once
-  EXPECT_FALSE(s_->finished());                  // the original still runs
   EXPECT_EQ(s_->TaskFinished(3, 3, 0), Outcome::kDiscarded);
   EXPECT_TRUE(s_->finished());
   EXPECT_EQ(s_->committed_attempts()[3], 1);
   EXPECT_EQ(s_->Progress().speculative_wins, 1u);
+}
+
+// A frozen rank's original never reports: once its copy is committed, the job is done.
+TEST_F(Speculation, AFrozenOriginalDoesNotHoldTheFinishedJob) {
+  StartAndFinishAllBut3(AfterSevenOfEight());
+  auto copies = s_->Schedule();
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(s_->TaskFinished(copies[0].rank, 3, 1), Outcome::kCommitted);
+  ASSERT_EQ(s_->TakeCancellations().size(), 1u);  // the original on rank 3, never answering
+  EXPECT_TRUE(s_->finished());
+  EXPECT_FALSE(s_->failed());
+  EXPECT_EQ(s_->committed_ranks()[3], copies[0].rank);
+  EXPECT_EQ(s_->TaskFinished(3, 3, 0), Outcome::kDiscarded);  // its late report changes nothing
+  EXPECT_EQ(s_->committed_ranks()[3], copies[0].rank);
 }
 
 TEST_F(Speculation, TheOriginalFinishingFirstDiscardsTheCopy) {

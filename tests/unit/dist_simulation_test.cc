@@ -21,7 +21,8 @@ TEST(DistSimulation, SameSeedSameJob) {
   auto b = Simulate(Small());
   EXPECT_EQ(a.job_seconds, b.job_seconds);
   EXPECT_EQ(a.progress.committed, 400u);
-  EXPECT_EQ(a.progress.running, 0u);
+  EXPECT_EQ(a.progress.queued, 0u);  // losing copies may still run: the job is done
+  EXPECT_EQ(a.progress.running, b.progress.running);
 }
 
 TEST(DistSimulation, SpeculationShortensAJobWithSlowRanks) {

@@ -10,12 +10,12 @@
 //     (losing speculative copies, attempts cut short). Before that point readers see no
 //     dataset; a failed job deletes every file of its run.
 // Resuming: with an `identity` (what makes two runs the same job: the command's options and
-// its inputs), the job directory OUT/.sluice-job/ records the run id, the task list and each
-// committed task's output as it is committed. A run killed at any moment (a rank killed,
-// Ctrl-C of mpirun) leaves it behind; rerunning the same command Begins with the same run id
-// (so its files are not leftovers), keeps the recorded tasks whose shards are intact and
-// converts only the others, then publishes once. A keyed job (dedup, reshard) records its map
-// tasks' outputs instead (dist/derived_job.h).
+// its inputs), the job's own record OUT/.sluice-job/<identity hash>/ (dist/job_record.h)
+// records the run id, the task list and each committed task's output as it is committed. A run
+// killed at any moment (a rank killed, Ctrl-C of mpirun) leaves it behind; rerunning the same
+// command Begins with the same run id (so its files are not leftovers), keeps the recorded tasks
+// whose shards are intact and converts only the others, then publishes once. A keyed job (dedup,
+// reshard) records its map tasks' outputs instead (dist/derived_job.h).
 #pragma once
 
 #include <map>
@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/dist/job_record.h"
 #include "sluice/dist/task.h"
 #include "sluice/dist/transport.h"
 #include "sluice/format/dataset_publisher.h"
@@ -61,8 +62,6 @@ struct TaskOutput {
 
 class JobOutput {
  public:
-  static constexpr const char* kJobDir = ".sluice-job";
-
   // Collective. `tasks`: rank 0's plan (ignored on the other ranks); on return, on every rank,
   // the job's tasks: those an interrupted run of the same job recorded, else the plan.
   // OUT is `dir` on `fs`.
@@ -75,6 +74,8 @@ class JobOutput {
   const std::string& run_id() const { return run_; }
   io::FileSystem* fs() const { return fs_; }
   const std::string& dir() const { return dir_; }
+  // Every rank: the job's record directory relative to OUT ("" without an identity).
+  const std::string& job_dir() const { return job_dir_; }
 
   // Every rank: whether an interrupted run of this job committed `task` (it is reused).
   bool Reused(TaskId task) const { return reused_.count(task) != 0; }
@@ -96,7 +97,7 @@ class JobOutput {
                                     ByteView data);
 
   // Rank 0, the commit point: publishes `manifest` with every task's shards (0..tasks-1, in
-  // order) after deleting the run's files it does not list; then removes the job directory.
+  // order) after deleting the run's files it does not list; then removes the job's record.
   // Every task must have an output.
   Status Publish(uint64_t tasks, format::Manifest manifest, format::Manifest* published);
   // Rank 0, the commit point with the given outputs, in task order, rather than the recorded
@@ -113,16 +114,15 @@ class JobOutput {
  private:
   JobOutput() = default;
   Status BeginOnRank0(const JobOutputOptions& options, std::vector<TaskSpec>* tasks);
-  Status StartJobRecord(const std::vector<TaskSpec>& tasks);
   Status LoadJobRecord(std::vector<TaskSpec>* tasks);
   void RemoveJobDir();
   Status CommitToTable(const format::Manifest& manifest);
-  std::string JobPath(const std::string& name) const;
 
   io::FileSystem* fs_ = nullptr;
   std::string dir_;
   std::string run_;
-  std::string identity_hash_;  // "" = no job directory
+  std::string job_dir_;                // relative to dir_; "" = no record
+  std::unique_ptr<JobRecord> record_;  // rank 0, with an identity, until Publish or Abort
   format::ShardWriterOptions shard_options_;
   bool table_ = false;
   bool table_overwrite_ = false;

@@ -79,7 +79,11 @@ class Scheduler {
   // locality wait running out, a running task becoming a straggler); kNever when none.
   double NextDecisionTime() const;
 
-  bool finished() const { return committed_ == tasks_.size() && in_flight_.empty(); }
+  // Every task has a committed attempt. Attempts still running then are losing copies, being
+  // cancelled: the job does not wait for them (a frozen rank's attempt never answers), as
+  // Spark's driver commits the job while a slow executor's attempt still runs. Their workers
+  // discard their output when they learn the outcome (task_runner.h).
+  bool finished() const { return committed_ == tasks_.size(); }
   bool failed() const { return !failure_.ok(); }
   const Status& failure() const { return failure_; }
   JobProgress Progress() const;

@@ -5,8 +5,11 @@
 // Protocol (docs/dist.md): a worker announces itself (or why it could not start); the
 // coordinator sends assignments and cancellations; a worker answers every assignment with a
 // report, a result or an error tagged with its rank and host; the coordinator ends the phase
-// with a stop message and one broadcast of the outcome, so every rank returns the same
-// status (one reason for a failed job) and knows which attempt of each task was committed.
+// once every task has a committed attempt, with a stop message carrying the outcome to every
+// worker, so every rank returns the same status (one reason for a failed job) and knows which
+// attempt of each task was committed. The coordinator waits for no worker to end a phase: a
+// frozen rank's attempt (a losing copy by then) holds nothing, and the frozen rank learns the
+// outcome when it wakes, stops its attempt and discards its output.
 // Polling uses non-blocking receives with a backoff that resets on progress (mpi4py.futures).
 #pragma once
 
@@ -73,8 +76,9 @@ class TaskRunner {
 
  private:
   Result<TaskRunResult> Coordinate(const std::vector<TaskSpec>& tasks, TaskHandler* handler);
-  Status Work(const std::vector<TaskSpec>& tasks, TaskHandler* handler);
-  Result<TaskRunResult> Conclude(Status status, TaskRunResult result);
+  // A worker's loop until the stop message; `outcome`, `result`: what that message said.
+  Status Work(const std::vector<TaskSpec>& tasks, TaskHandler* handler, Status* outcome,
+              TaskRunResult* result);
 
   Transport* transport_;
   TaskRunnerOptions options_;
@@ -88,5 +92,20 @@ Status TagWithRank(const Status& error, Rank rank, const std::string& host);
 // the lowest failed rank, tagged with its rank and host. What jobs call after a step that
 // each rank does alone (writing its shards), so that no rank goes on while another failed.
 Status AgreeOnStatus(Transport* transport, const Status& mine);
+
+// Rank 0's `data` on every rank, sent point to point: unlike Broadcast, rank 0 returns at once
+// and never waits for a rank that does not answer (a frozen rank reads it when it wakes); the
+// other ranks wait for it. For what rank 0 alone decides between phases and at the end of a
+// job that writes shared storage (convert), so a frozen rank cannot hold publication hostage.
+Result<std::string> Announce(Transport* transport, std::string data,
+                             double backoff_max_seconds = 0.005);
+// Announce of rank 0's status (`rank0`, ignored elsewhere): the same status on every rank.
+Status AnnounceStatus(Transport* transport, const Status& rank0);
+
+// The end of a job's conversation: every other rank tells rank 0 it is done (after its last
+// Announce, with nothing left to write) and returns; rank 0 waits at most `wait_seconds` and
+// returns the ranks that did not answer (frozen, or lost), an empty list when all did. Rank 0
+// may call MPI_Finalize (which waits for every rank) only after an empty answer.
+Result<std::vector<Rank>> EndJob(Transport* transport, double wait_seconds);
 
 }  // namespace sluice::dist

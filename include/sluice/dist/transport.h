@@ -35,8 +35,9 @@ class Transport {
   // This rank's node (its host name), for locality and for error messages.
   virtual const std::string& host() const = 0;
 
-  // Sends `data` to `dest` (which may be this rank itself only in InProcessGroup). Returns
-  // once `data` may be reused; small messages do not wait for the receiver.
+  // Sends `data` to `dest` (which may be this rank itself only in InProcessGroup). Never
+  // waits for the receiver (the transport keeps a copy until it is delivered), so a frozen
+  // rank cannot block its sender; messages from one rank to another arrive in order.
   virtual Status Send(Rank dest, int tag, ByteView data) = 0;
   // The next message that has arrived from any rank, or nullopt; never blocks.
   virtual Result<std::optional<Message>> TryReceive() = 0;

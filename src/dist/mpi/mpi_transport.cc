@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <list>
 #include <string_view>
 #include <type_traits>
 
@@ -45,20 +46,36 @@ class MpiTransport final : public Transport {
     MPI_Get_processor_name(name, &n);
     host_.assign(name, n);
   }
-  ~MpiTransport() override { MPI_Finalize(); }
+  // Every message sent has been received by then (the job's last exchange is EndJob's, after
+  // which no rank sends), so the wait for pending sends ends.
+  ~MpiTransport() override {
+    for (Pending& p : pending_) MPI_Wait(&p.request, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+  }
 
   Rank rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::string& host() const override { return host_; }
 
+  // MPI_Isend of a copy kept until delivered: a message larger than MPI's eager limit
+  // (a few KiB on shared memory) would otherwise block MPI_Send until the receiver takes it,
+  // and a frozen receiver would hold the sender (the coordinator) hostage.
   Status Send(Rank dest, int tag, ByteView data) override {
-    SLUICE_RETURN_IF_ERROR(CheckCount(data.size(), "MPI_Send"));
-    SLUICE_MPI(
-        MPI_Send(data.data(), static_cast<int>(data.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD));
+    SLUICE_RETURN_IF_ERROR(CheckCount(data.size(), "MPI_Isend"));
+    SLUICE_RETURN_IF_ERROR(ReapSends());
+    Pending& p = pending_.emplace_back();
+    p.data.assign(data.data(), data.size());
+    int rc = MPI_Isend(p.data.data(), static_cast<int>(p.data.size()), MPI_BYTE, dest, tag,
+                       MPI_COMM_WORLD, &p.request);
+    if (rc != MPI_SUCCESS) {
+      pending_.pop_back();
+      return MpiError("MPI_Isend", rc);
+    }
     return Status::OK();
   }
 
   Result<std::optional<Message>> TryReceive() override {
+    SLUICE_RETURN_IF_ERROR(ReapSends());
     int flag = 0;
     MPI_Status st;
     SLUICE_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
@@ -133,6 +150,21 @@ class MpiTransport final : public Transport {
   void Abort(int exit_code) override { MPI_Abort(MPI_COMM_WORLD, exit_code); }
 
  private:
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::string data;  // the bytes MPI reads until the send completes
+  };
+
+  // Drops the sends that completed.
+  Status ReapSends() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      int done = 0;
+      SLUICE_MPI(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE));
+      it = done ? pending_.erase(it) : std::next(it);
+    }
+    return Status::OK();
+  }
+
   static Result<size_t> Displacements(const std::vector<int>& counts, std::vector<int>* displs) {
     size_t total = 0;
     for (size_t i = 0; i < counts.size(); ++i) {
@@ -151,6 +183,7 @@ class MpiTransport final : public Transport {
 
   int rank_ = 0, size_ = 1;
   std::string host_;
+  std::list<Pending> pending_;  // std::list: a send's buffer never moves
 };
 
 Result<std::unique_ptr<Transport>> OpenTransport() {
