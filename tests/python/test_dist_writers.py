@@ -269,7 +269,14 @@ def test_a_frozen_rank_does_not_hold_publication_and_its_late_output_is_discarde
     env = dict(ENV, SLUICE_FAULT_SLOW_RANK="2:3")  # rank 2 is mid-attempt when frozen
     p = subprocess.Popen(MPIRUN + convert_forty(forty_files, out), env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ranks = ranks_of(p)
+    stdout = publish_with_rank_2_frozen(p, ranks_of(p), out)
+    assert "records:   12000" in stdout
+    assert_published_once_and_clean(out, tmp_path / "one")
+
+
+def publish_with_rank_2_frozen(p, ranks, out):
+    """Freezes rank 2 until `out` is published, wakes it, and returns the job's stdout once it
+    exited 0."""
     try:
         frozen = freeze_rank_2_until_published(p, ranks, out)
         os.kill(frozen, signal.SIGCONT)
@@ -277,8 +284,7 @@ def test_a_frozen_rank_does_not_hold_publication_and_its_late_output_is_discarde
     finally:
         end_on_failure(p, ranks)
     assert p.returncode == 0, stderr
-    assert "records:   12000" in stdout
-    assert_published_once_and_clean(out, tmp_path / "one")
+    return stdout
 
 
 def test_a_rank_frozen_past_exit_wait_is_abandoned_after_publication(forty_files, tmp_path):
@@ -323,11 +329,5 @@ def test_srun_a_frozen_rank_does_not_hold_publication(forty_files, tmp_path, slu
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ranks = wait_for_ranks(lambda: ranks_by_command_line(str(out)) if p.poll() is None else
                            pytest.fail(f"srun exited: {p.communicate()}"))
-    try:
-        frozen = freeze_rank_2_until_published(p, ranks, out)
-        os.kill(frozen, signal.SIGCONT)
-        stdout, stderr = p.communicate(timeout=120)
-    finally:
-        end_on_failure(p, ranks)
-    assert p.returncode == 0, stderr
+    publish_with_rank_2_frozen(p, ranks, out)
     assert_published_once_and_clean(out, tmp_path / "one")
