@@ -147,13 +147,15 @@ TEST_F(OpenFilesTest, OpeningPastTheDescriptorLimitClosesIdleFiles) {
     }
     files.push_back(std::move(*f));
   }
+  // The limit goes back up before the reads: at the ceiling, the sanitizers' own checks of a
+  // virtual call (which open a pipe) would fail. Files closed above still reopen by path.
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
   std::string wrong;
   for (size_t i = 0; i < files.size() && wrong.empty(); ++i) {
     if (ReadWhole(*files[i]) != "x" + std::to_string(i)) wrong = ReadWhole(*files[i]);
   }
   const size_t opened = files.size();
   files.clear();
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
   EXPECT_TRUE(failed.ok()) << failed.ToString();
   EXPECT_EQ(opened, paths.size());
   EXPECT_EQ(wrong, "");
