@@ -49,9 +49,11 @@ std::vector<io::cache::PlannedRead> NodeReads(const RecordSource& source,
 
 // Chunks mode, when the read stage starts an epoch or restores: announces to the cache that
 // `config` reads through (nothing when it reads no cache) the reads of this node's ranks
-// (ReadOptions::cache_node_ranks, else the environment's node) for `epochs`.
-Status AnnounceNodePlan(const SourceConfig& config,
-                        const std::shared_ptr<const SnapshotChunks>& chunks,
-                        const std::vector<EpochOrder>& epochs);
+// (ReadOptions::cache_node_ranks, else the environment's node) for `epochs`. Returns the
+// plan's id (0: no cache), which the read stage withdraws when it ends
+// (io::cache::WithdrawPlan): no prefetching outlives the reader it was for.
+Result<uint64_t> AnnounceNodePlan(const SourceConfig& config,
+                                  const std::shared_ptr<const SnapshotChunks>& chunks,
+                                  const std::vector<EpochOrder>& epochs);
 
 }  // namespace sluice::pipeline

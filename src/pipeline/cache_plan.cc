@@ -50,10 +50,10 @@ std::vector<io::cache::PlannedRead> NodeReads(const RecordSource& source,
   return reads;
 }
 
-Status AnnounceNodePlan(const SourceConfig& config,
-                        const std::shared_ptr<const SnapshotChunks>& chunks,
-                        const std::vector<EpochOrder>& epochs) {
-  if (dynamic_cast<io::cache::CachedFileSystem*>(config.read.fs) == nullptr) return Status::OK();
+Result<uint64_t> AnnounceNodePlan(const SourceConfig& config,
+                                  const std::shared_ptr<const SnapshotChunks>& chunks,
+                                  const std::vector<EpochOrder>& epochs) {
+  if (dynamic_cast<io::cache::CachedFileSystem*>(config.read.fs) == nullptr) return uint64_t{0};
   const ShardingOptions& sharding = config.sharding;
   uint32_t first = sharding.rank, ranks = 1;
   if (config.read.cache_node_ranks > 0) {

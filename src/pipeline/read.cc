@@ -110,6 +110,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
     runner_->Shutdown();
     idle_reads_.clear();  // the chunks they hold, before the cache goes
     cache_.reset();       // after the readers: it waits for its own fetches and decodes
+    io::cache::WithdrawPlan(cfg_.read.fs, node_plan_);  // nobody reads along it any more
   }
 
   Result<bool> Next(Element* out) override { return HandedOn(runner_->Next(out), out); }
@@ -188,6 +189,7 @@ class ReadIterator final : public StageIterator, private ChunkWork {
   // running at once, which MaxHeldChunks counts.
   std::mutex reads_mu_;
   std::deque<std::unique_ptr<TaskReads>> idle_reads_;
+  uint64_t node_plan_ = 0;  // the node-local cache's plan this read announced (0: none)
 };
 
 void ReadIterator::StartCache() {
@@ -196,7 +198,12 @@ void ReadIterator::StartCache() {
   if (chunks_ == nullptr || !cfg_.source->reads_by_chunk()) return;
   // The node-local cache under the source, if any, evicts and prefetches along the node's
   // reads of this epoch and the next. Best effort: without a plan it is an LRU of blocks.
-  (void)AnnounceNodePlan(cfg_, chunks_, {{order_, slice_.start()}, {MakeOrder(epoch_ + 1), 0}});
+  Result<uint64_t> plan =
+      AnnounceNodePlan(cfg_, chunks_, {{order_, slice_.start()}, {MakeOrder(epoch_ + 1), 0}});
+  if (plan.ok()) {
+    io::cache::WithdrawPlan(cfg_.read.fs, node_plan_);  // a restore's plan replaces the last
+    node_plan_ = *plan;
+  }
   ChunkCache::Options o;
   o.capacity_bytes = ChunkCacheCapacity(ctx_->options().memory_budget_bytes);
   o.max_decodes = std::max<size_t>(1, ctx_->pool()->size());

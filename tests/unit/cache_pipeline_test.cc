@@ -279,5 +279,43 @@ TEST_F(CachePipeline, AColdEpochFetchesEachShardByteOnce) {
   }
 }
 
+// Prefetching belongs to the reader it plans for: once the last iterator has ended, the cache
+// starts no remote read, even with a capacity of half the dataset (where the next epoch's plan
+// kept prefetching and evicting after the reader had gone: issue 36, "runaway remote reads").
+TEST_F(CachePipeline, NoRemoteReadStartsAfterTheLastIteratorEnds) {
+  uint64_t dataset_bytes = 0;
+  for (int s = 0; s < 3; ++s) {
+    dataset_bytes += memory_->Stat("/data/part-" + std::to_string(s) + ".tfrecord")->size;
+  }
+  io::cache::SimulatedRemoteFileSystem remote(memory_.get(), {});
+  ReadOptions o;
+  o.cache_dir = dir_ + "/cache";
+  o.cache_bytes = dataset_bytes / 2;
+  o.chunk_bytes = 600;            // several chunks per shard
+  o.keep_decoded_chunks = false;  // every epoch goes to the cache
+  Dataset ds = Open(&remote, o);
+  io::cache::CacheOptions co;
+  co.dir = o.cache_dir;
+  co.capacity_bytes = o.cache_bytes;
+  std::shared_ptr<io::cache::Cache> cache = io::cache::SharedCache(co).value();
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    ASSERT_EQ(static_cast<int64_t>(Epoch(ds).size()), total_) << "epoch " << epoch;
+  }
+  // Fetches under way when the iterator ended finish: wait (at most 5 s, no Drain: with a
+  // runaway prefetch it never returns) until no byte has come for 200 ms.
+  uint64_t after_end = remote.bytes_read();
+  for (int quiet_ms = 0, waited_ms = 0; quiet_ms < 200 && waited_ms < 5000; waited_ms += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const uint64_t now = remote.bytes_read();
+    quiet_ms = now == after_end ? quiet_ms + 10 : 0;
+    after_end = now;
+  }
+  const uint64_t prefetches = cache->stats().prefetches;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the poller runs every ms
+  EXPECT_EQ(remote.bytes_read(), after_end)
+      << "bytes fetched after the last iterator ended; dataset " << dataset_bytes;
+  EXPECT_EQ(cache->stats().prefetches, prefetches);
+}
+
 }  // namespace
 }  // namespace sluice::pipeline

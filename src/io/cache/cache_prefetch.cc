@@ -14,10 +14,12 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-void Cache::SetPlan(CachePlan plan) {
-  if (!bypassed_.ok()) return;
+uint64_t Cache::SetPlan(CachePlan plan) {
+  if (!bypassed_.ok()) return 0;
+  uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    id = ++plan_id_;
     planned_.clear();
     planned_at_.clear();
     std::vector<PlannedUse> uses;
@@ -34,6 +36,16 @@ void Cache::SetPlan(CachePlan plan) {
     next_prefetch_at_ = Clock::now();
   }
   SchedulePrefetch();
+  return id;
+}
+
+void Cache::WithdrawPlan(uint64_t id) {
+  if (!bypassed_.ok() || id == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (id != plan_id_) return;  // a later plan replaced it: that one's reader still reads
+  planned_.clear();
+  planned_at_.clear();
+  future_->SetPlan({});  // no plan: SchedulePrefetch starts nothing
 }
 
 bool Cache::WorthPrefetchLocked(const ChunkId& id, uint64_t bytes) {

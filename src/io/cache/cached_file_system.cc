@@ -188,15 +188,15 @@ CachedFileSystem::CachedFileSystem(FileSystem* remote, std::shared_ptr<Cache> ca
     : remote_(remote), cache_(std::move(cache)) {}
 
 Result<CachedFileSystem::OpenFile> CachedFileSystem::Open(const std::string& path,
-                                                           const FileInfo* listed) {
+                                                          const FileInfo* listed) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = files_.find(path);
     if (it != files_.end()) return it->second;
   }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
-                          listed != nullptr ? remote_->OpenListedForRead(*listed)
-                                            : remote_->OpenForRead(path));
+  SLUICE_ASSIGN_OR_RETURN(
+      std::unique_ptr<RandomAccessFile> file,
+      listed != nullptr ? remote_->OpenListedForRead(*listed) : remote_->OpenForRead(path));
   OpenFile f;
   f.identity = FileIdentity(remote_->name(), path, file->size());
   f.layout = std::make_shared<Layout>(file->size(), cache_->options().block_bytes);
@@ -233,7 +233,7 @@ Result<ChunkRef> CachedFileSystem::Chunk(const std::string& path, uint64_t offse
   return c;
 }
 
-Status CachedFileSystem::SetPlan(const std::vector<PlannedRead>& reads) {
+Result<uint64_t> CachedFileSystem::SetPlan(const std::vector<PlannedRead>& reads) {
   CachePlan plan;
   std::unordered_map<ChunkId, uint32_t, ChunkIdHash> index;
   for (const PlannedRead& r : reads) {
@@ -242,8 +242,7 @@ Status CachedFileSystem::SetPlan(const std::vector<PlannedRead>& reads) {
     if (fresh) plan.chunks.push_back(std::move(c));
     plan.uses.push_back({it->second, r.window});
   }
-  cache_->SetPlan(std::move(plan));
-  return Status::OK();
+  return cache_->SetPlan(std::move(plan));
 }
 
 Result<FileSystem*> CachedFileSystemFor(FileSystem* remote, const CacheOptions& options) {
@@ -257,9 +256,15 @@ Result<FileSystem*> CachedFileSystemFor(FileSystem* remote, const CacheOptions& 
   return slot.get();
 }
 
-Status AnnouncePlan(FileSystem* fs, const std::vector<PlannedRead>& reads) {
+Result<uint64_t> AnnouncePlan(FileSystem* fs, const std::vector<PlannedRead>& reads) {
   auto* cached = dynamic_cast<CachedFileSystem*>(fs);
-  return cached == nullptr ? Status::OK() : cached->SetPlan(reads);
+  if (cached == nullptr) return uint64_t{0};
+  return cached->SetPlan(reads);
+}
+
+void WithdrawPlan(FileSystem* fs, uint64_t id) {
+  auto* cached = dynamic_cast<CachedFileSystem*>(fs);
+  if (cached != nullptr && id != 0) cached->WithdrawPlan(id);
 }
 
 }  // namespace sluice::io::cache

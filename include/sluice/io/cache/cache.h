@@ -133,8 +133,13 @@ class Cache {
   // inside Read; with a cancelled context it may get Cancelled.
   void Read(const ChunkRef& chunk, uint64_t begin, uint64_t n, ReadCallback done,
             const IoContext& context = {});
-  // Replaces the plan (an epoch start, a restore) and starts prefetching along it.
-  void SetPlan(CachePlan plan);
+  // Replaces the plan (an epoch start, a restore) and starts prefetching along it. Returns the
+  // plan's id (0 from a bypassed cache), for WithdrawPlan.
+  uint64_t SetPlan(CachePlan plan);
+  // Drops the plan `id` if it is still the current one (no later SetPlan replaced it): the
+  // reader it was made for has ended, so nothing is prefetched or protected for it any more;
+  // fetches under way finish, no new one starts. The cache then evicts by recency.
+  void WithdrawPlan(uint64_t id);
   CacheStats stats() const;
   // Waits until every fetch, prefetch and store under way has finished (readers get their
   // bytes before the chunk is stored: `cache warm` and tests wait here).
@@ -239,6 +244,7 @@ class Cache {
   std::unique_ptr<CacheSimulator> ghost_;  // LRU on the same reads, for the report
   std::unordered_map<ChunkId, FlightPtr, ChunkIdHash> flights_;
   std::unordered_map<ChunkId, ChunkRef, ChunkIdHash> planned_;  // the plan's chunks
+  uint64_t plan_id_ = 0;  // of the current plan (SetPlan counts them), 0 before the first
   // The plan's chunks by (remote file, offset): which planned chunk continues another.
   std::map<std::pair<const RandomAccessFile*, uint64_t>, ChunkId> planned_at_;
   uint32_t prefetching_ = 0;

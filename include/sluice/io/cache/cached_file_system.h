@@ -60,8 +60,10 @@ class CachedFileSystem final : public FileSystem {
   bool IsDirectory(const std::string& path) override { return remote_->IsDirectory(path); }
 
   // Tells the cache the node's future reads: their byte ranges become the chunks of their
-  // files, and the cache evicts and prefetches along them.
-  Status SetPlan(const std::vector<PlannedRead>& reads);
+  // files, and the cache evicts and prefetches along them. Returns the plan's id: the reader
+  // that announced it withdraws it when it ends (WithdrawPlan).
+  Result<uint64_t> SetPlan(const std::vector<PlannedRead>& reads);
+  void WithdrawPlan(uint64_t id) { cache_->WithdrawPlan(id); }
   // The chunk of `path` covering [offset, offset + length) exactly (e.g. for `cache warm`).
   Result<ChunkRef> Chunk(const std::string& path, uint64_t offset, uint64_t length);
 
@@ -87,7 +89,11 @@ class CachedFileSystem final : public FileSystem {
 // once per (remote, directory), alive until exit).
 Result<FileSystem*> CachedFileSystemFor(FileSystem* remote, const CacheOptions& options);
 
-// Hands a plan to `fs` when it is a CachedFileSystem; does nothing otherwise.
-Status AnnouncePlan(FileSystem* fs, const std::vector<PlannedRead>& reads);
+// Hands a plan to `fs` when it is a CachedFileSystem and returns its id; does nothing and
+// returns 0 otherwise.
+Result<uint64_t> AnnouncePlan(FileSystem* fs, const std::vector<PlannedRead>& reads);
+// Withdraws plan `id` of `fs` (AnnouncePlan's) unless a later plan replaced it: prefetching
+// for a reader ends with the reader.
+void WithdrawPlan(FileSystem* fs, uint64_t id);
 
 }  // namespace sluice::io::cache
